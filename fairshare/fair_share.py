@@ -1,0 +1,131 @@
+"""Fair share: the spatial part of spatiotemporal fairness (spec section 2).
+
+Entitlement by weighted water-filling, capped by the gang size:
+
+.. math::
+
+    e_j = \\min(s_j, \\theta w_j), \\qquad \\sum_j e_j = \\min(C', \\textstyle\\sum_j s_j),
+
+where :math:`G'` is the set of types on which at least one active job can run and
+:math:`C' = \\sum_{g \\in G'} C_g`. The fair allocation spreads the entitlement over :math:`G'` in
+proportion to capacity, as time fractions of the gang, :math:`x^{fair}_{jg} = (e_j / s_j)(C_g / C')`, and
+the fair throughput is :math:`T^{fair}_j = \\sum_g T_{jg} x^{fair}_{jg}` (types where ``j`` cannot run give 0).
+
+The fair allocation is feasible for the relaxed round problem: every type receives
+:math:`\\sum_j s_j x^{fair}_{jg} = (C_g / C') \\sum_j e_j \\le C_g` and every job
+:math:`\\sum_g x^{fair}_{jg} = e_j / s_j \\le 1`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fairshare.errors import InvalidInputError
+from fairshare.problem import RoundProblem
+
+__all__ = ["FairShare", "fair_share", "water_fill"]
+
+
+@dataclass(frozen=True, slots=True)
+class FairShare:
+    """Result of :func:`fair_share`.
+
+    Attributes
+    ----------
+    entitlement : array (N,)
+        ``e_j`` in GPUs.
+    theta : float
+        Water level (``inf`` when every gang fits).
+    allocation : array (N, G)
+        ``xfair[j, g]``, time fractions of the gang on type ``g``.
+    throughput : array (N,)
+        ``Tfair_j``.
+    usable_types : array of bool (G,)
+        ``G'``: types on which at least one job can run.
+    """
+
+    entitlement: np.ndarray
+    theta: float
+    allocation: np.ndarray
+    throughput: np.ndarray
+    usable_types: np.ndarray
+
+
+def water_fill(scale: np.ndarray, weight: np.ndarray, total: float) -> tuple[np.ndarray, float]:
+    """Weighted water-filling ``e_j = min(s_j, theta * w_j)`` with ``sum_j e_j = min(total, sum_j s_j)``.
+
+    Parameters
+    ----------
+    scale, weight : array (N,)
+        Caps ``s_j > 0`` and weights ``w_j > 0``.
+    total : float
+        Amount to share.
+
+    Returns
+    -------
+    entitlement : array (N,)
+    theta : float
+        The water level; ``inf`` when every cap is met.
+
+    Examples
+    --------
+    >>> e, theta = water_fill(np.array([1, 4, 4]), np.array([1.0, 1.0, 2.0]), 6)
+    >>> e.tolist(), theta
+    ([1.0, 1.6666666666666667, 3.3333333333333335], 1.6666666666666667)
+    """
+    s = np.asarray(scale, dtype=np.float64)
+    w = np.asarray(weight, dtype=np.float64)
+    if s.sum() <= total:
+        return s.copy(), float("inf")
+    order = np.argsort(s / w, kind="stable")
+    r = (s / w)[order]
+    cs = np.concatenate([[0.0], np.cumsum(s[order])])      # capped sum of the first k jobs
+    wt = np.concatenate([np.cumsum(w[order][::-1])[::-1], [0.0]])  # weight of jobs k.. (uncapped)
+    # Level when the first k jobs are capped: theta_k = (total - cs[k]) / wt[k]; the right k is the first with
+    # theta_k <= r[k] (job k is not capped).
+    k_all = np.arange(len(s))
+    theta_k = (total - cs[k_all]) / wt[k_all]
+    k = int(np.argmax(theta_k <= r))
+    theta = float(theta_k[k])
+    return np.minimum(s, theta * w), theta
+
+
+def fair_share(problem: RoundProblem) -> FairShare:
+    """Entitlements, fair allocation and fair throughputs of a round (spec section 2).
+
+    Raises
+    ------
+    InvalidInputError
+        If a job has ``Tfair_j = 0`` (it can run nowhere). :class:`RoundProblem` already rejects such
+        jobs, so this only guards hand-made arrays.
+
+    Examples
+    --------
+    >>> p = RoundProblem.from_dict({"gpus": {"A": 1, "B": 1}, "jobs": [
+    ...     {"id": "x", "scale": 1, "throughput": {"A": 2.0, "B": 1.0}},
+    ...     {"id": "y", "scale": 1, "throughput": {"A": 4.0}},
+    ...     {"id": "z", "scale": 1, "throughput": {"A": 4.0}}]})
+    >>> fs = fair_share(p)
+    >>> fs.entitlement.round(4).tolist(), fs.throughput.round(4).tolist()
+    ([0.6667, 0.6667, 0.6667], [1.0, 1.3333, 1.3333])
+    """
+    runnable = problem.runnable
+    usable = runnable.any(axis=0)
+    cap = problem.capacity.astype(np.float64)
+    c_prime = float(cap[usable].sum())
+    N = problem.num_jobs
+    if N == 0:
+        z = np.zeros(0)
+        return FairShare(z, float("inf"), np.zeros((0, len(cap))), z, usable)
+    e, theta = water_fill(problem.scale, problem.weight, c_prime)  # type: ignore[arg-type]
+    frac = np.where(usable, cap / c_prime, 0.0)
+    xfair = (e / problem.scale)[:, None] * frac[None, :]
+    tfair = (np.where(runnable, problem.throughput, 0.0) * xfair).sum(axis=1)
+    if (tfair <= 0).any():
+        j = int(np.argmax(tfair <= 0))
+        raise InvalidInputError(f"jobs[{j}]", problem.job_ids[j], "fair throughput is 0: the job can run nowhere")
+    for a in (e, xfair, tfair):
+        a.setflags(write=False)
+    return FairShare(e, theta, xfair, tfair, usable)
