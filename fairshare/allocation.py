@@ -1,0 +1,197 @@
+"""The result of one round: :class:`Allocation`, its :class:`Status` and :class:`Placement` entries.
+
+The JSON form is the round output of spec section 6 (``to_dict``/``from_dict`` round-trip).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+if sys.version_info >= (3, 11):
+    from enum import StrEnum
+else:  # pragma: no cover
+    from enum import Enum
+
+    class StrEnum(str, Enum):
+        def __str__(self) -> str:
+            return str(self.value)
+
+__all__ = ["Allocation", "Placement", "Status"]
+
+
+class Status(StrEnum):
+    """How a round was solved.
+
+    ``OPTIMAL``: HiGHS proved optimality (``exact`` within the MIP gap, ``lp`` exactly).
+    ``TIME_LIMIT``: ``exact`` stopped at its time limit with an incumbent (see ``mip_gap``).
+    ``NO_SOLUTION``: ``exact`` stopped with no incumbent; ``placements`` is empty and nothing should run.
+    ``HEURISTIC``: ``fast``: a feasible integer placement, optimality not claimed (see ``mip_gap``, the
+    certified gap to the LP bound).
+    """
+
+    OPTIMAL = "optimal"
+    TIME_LIMIT = "time_limit"
+    NO_SOLUTION = "no_solution"
+    HEURISTIC = "heuristic"
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Jobs that run together on ``gpus`` GPUs of type ``gpu`` for ``share`` of the round."""
+
+    jobs: tuple[str, ...]
+    gpu: str
+    gpus: int
+    share: float = 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"jobs": list(self.jobs), "gpu": self.gpu, "gpus": self.gpus, "share": self.share}
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Allocation:
+    """The answer for one round (spec section 3 "Report with every solution" and section 6).
+
+    Attributes
+    ----------
+    status : Status
+    mode : str
+        ``exact``, ``lp`` or ``fast``.
+    objective : float
+        ``E - lambda * S`` (section 3); nan when ``status`` is ``no_solution``.
+    efficiency : float
+        ``E``, best-GPU equivalents of work.
+    utilization : float
+        ``E / C``.
+    shortfall : float
+        Weighted total shortfall ``S``.
+    mip_gap : float or None
+        ``exact``: HiGHS's relative gap, measured on the achievable improvement ``objective - obj_null``
+        (an upper bound on the value loss). ``fast``: the same quantity certified by the LP bound.
+        ``lp``: 0. ``None`` for an empty round.
+    bound : float or None
+        Proven upper bound on the section 3 MILP objective (``exact``/``fast``), or the LP optimum (``lp``).
+    obj_null : float
+        Objective of the empty placement.
+    relaxation : str or None
+        ``lp`` mode: which relaxation was solved (``"section3"`` or ``"tightened"``).
+    build_seconds, solve_seconds : float
+        Model building (validation excluded) and solving (including rounding and polish) wall times.
+    message : str
+        The solver's own status text.
+    placements : tuple of Placement
+    job_ids : tuple of str
+    fair_throughput, throughput, progress, job_shortfall, next_deficit : arrays (N,)
+        ``Tfair_j``, ``tau_j``, ``rho_j``, ``sigma_j`` and the deficit carried into the next round if the
+        round runs as planned.
+    job_gpu : int array (N,)
+        Integer modes: the type index each job runs on, -1 if not placed (``lp``: the type of its largest share).
+    job_partner : int array (N,)
+        Integer modes: the row of the job it shares GPUs with, -1 if alone or not placed.
+    gpu_types : tuple of str
+    """
+
+    status: Status
+    mode: str
+    objective: float
+    efficiency: float
+    utilization: float
+    shortfall: float
+    mip_gap: float | None
+    bound: float | None
+    obj_null: float
+    relaxation: str | None
+    build_seconds: float
+    solve_seconds: float
+    message: str
+    placements: tuple[Placement, ...]
+    job_ids: tuple[str, ...]
+    gpu_types: tuple[str, ...]
+    fair_throughput: np.ndarray
+    throughput: np.ndarray
+    progress: np.ndarray
+    job_shortfall: np.ndarray
+    next_deficit: np.ndarray
+    job_gpu: np.ndarray
+    job_partner: np.ndarray
+
+    @property
+    def value_gain(self) -> float:
+        """``objective - obj_null``: the improvement over running nothing."""
+        return self.objective - self.obj_null
+
+    @property
+    def placed(self) -> np.ndarray:
+        """Boolean (N,): the job runs (integer modes) or gets some share (``lp``)."""
+        return self.throughput > 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The round output document of spec section 6."""
+        jobs = {
+            jid: {"fair_throughput": float(self.fair_throughput[i]), "throughput": float(self.throughput[i]),
+                  "progress": float(self.progress[i]), "shortfall": float(self.job_shortfall[i]),
+                  "next_deficit": float(self.next_deficit[i])}
+            for i, jid in enumerate(self.job_ids)
+        }
+        out: dict[str, Any] = {
+            "status": str(self.status), "mode": self.mode, "objective": _num(self.objective),
+            "efficiency": self.efficiency, "utilization": self.utilization, "shortfall": self.shortfall,
+            "mip_gap": _num(self.mip_gap), "bound": _num(self.bound), "obj_null": self.obj_null,
+        }
+        if self.relaxation is not None:
+            out["relaxation"] = self.relaxation
+        out.update({"build_seconds": self.build_seconds, "solve_seconds": self.solve_seconds,
+                    "message": self.message, "gpu_types": list(self.gpu_types),
+                    "placements": [p.to_dict() for p in self.placements], "jobs": jobs})
+        return out
+
+    def to_json(self, **kwargs: Any) -> str:
+        kwargs.setdefault("indent", 2)
+        return json.dumps(self.to_dict(), **kwargs)
+
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any]) -> Allocation:
+        """Rebuild an allocation from :meth:`to_dict` output (for records and the stateful engine)."""
+        ids = tuple(doc["jobs"])
+        gpu_types = tuple(doc.get("gpu_types", sorted({p["gpu"] for p in doc["placements"]})))
+        gidx = {g: i for i, g in enumerate(gpu_types)}
+        jidx = {j: i for i, j in enumerate(ids)}
+        col = {k: np.array([doc["jobs"][j][k] for j in ids], dtype=np.float64)
+               for k in ("fair_throughput", "throughput", "progress", "shortfall", "next_deficit")}
+        job_gpu = np.full(len(ids), -1, np.int64)
+        partner = np.full(len(ids), -1, np.int64)
+        best = np.zeros(len(ids))
+        for p in doc["placements"]:
+            members = [jidx[j] for j in p["jobs"]]
+            for a in members:
+                if p["share"] > best[a]:
+                    best[a] = p["share"]
+                    job_gpu[a] = gidx[p["gpu"]]
+            if len(members) == 2 and p["share"] >= 1.0:
+                partner[members[0]], partner[members[1]] = members[1], members[0]
+        return cls(
+            status=Status(doc["status"]), mode=doc["mode"], objective=_float(doc["objective"]),
+            efficiency=doc["efficiency"], utilization=doc["utilization"], shortfall=doc["shortfall"],
+            mip_gap=doc.get("mip_gap"), bound=doc.get("bound"), obj_null=doc.get("obj_null", float("nan")),
+            relaxation=doc.get("relaxation"), build_seconds=doc.get("build_seconds", 0.0),
+            solve_seconds=doc.get("solve_seconds", 0.0), message=doc.get("message", ""),
+            placements=tuple(Placement(tuple(p["jobs"]), p["gpu"], int(p["gpus"]), float(p["share"]))
+                             for p in doc["placements"]),
+            job_ids=ids, gpu_types=gpu_types, fair_throughput=col["fair_throughput"],
+            throughput=col["throughput"], progress=col["progress"], job_shortfall=col["shortfall"],
+            next_deficit=col["next_deficit"], job_gpu=job_gpu, job_partner=partner)
+
+
+def _num(v: float | None) -> float | None:
+    if v is None or (isinstance(v, float) and not np.isfinite(v)):
+        return None
+    return float(v)
+
+
+def _float(v: float | None) -> float:
+    return float("nan") if v is None else float(v)

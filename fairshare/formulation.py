@@ -1,0 +1,237 @@
+"""The round problem as placement columns, built from arrays (spec sections 3 and 5a).
+
+A *placement* (column) ``c`` is either a job alone on ``s_j`` GPUs of type ``g`` (``a[j, g]``) or a
+co-location candidate on ``s_p`` shared GPUs of type ``g`` (``b[p, g]``). Every column has a type, a size
+(GPUs) and one or two member jobs, each with the throughput it gets there.
+
+Section 3 MILP (the reference formulation)
+    maximise   ``sum_c eff_c x_c - lambda * sum_j w_j sigma_j``
+    subject to ``sum_{c ∋ j} x_c <= 1``                          (one placement per job)
+               ``sum_{c on g} size_c x_c <= C_g``                 (capacity)
+               ``sum_{c ∋ j} rho_{jc} x_c + sigma_j >= need_j``   (spatiotemporal fairness)
+               ``x binary, sigma >= 0``
+    with ``eff_c = sum_{j in c} s_j T_{jc} / Tmax_j``, ``rho_{jc} = T_{jc} / Tfair_j`` and
+    ``need_j = (1 - epsilon) + D_j``.
+
+Tightened column formulation (section 5a)
+    maximise   ``sum_c v_c x_c``  subject to the first two row families only, with
+    ``v_c = sum_{j in c} (lambda w_j min(rho_{jc}, need_j) + s_j T_{jc} / Tmax_j)``.
+    For binary ``x`` its objective equals section 3's minus ``obj_null = -lambda sum_j w_j need_j``, so the two
+    MILPs have the same optima; its LP relaxation is much tighter (a job cannot meet its need with a sliver of
+    time), which is what makes LP-plus-rounding nearly optimal.
+
+Both are built as sparse matrices in one pass over numpy arrays (no Python loop per variable).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from fairshare.fair_share import FairShare, fair_share
+from fairshare.problem import RoundProblem
+
+__all__ = ["Columns", "RoundModel", "build_model", "LinearProgram"]
+
+
+@dataclass(frozen=True, slots=True)
+class Columns:
+    """Placement columns of a round. Alone columns come first, then co-location columns.
+
+    Attributes
+    ----------
+    gpu, size : int arrays (M,)
+        Type index and GPUs occupied.
+    job_a, job_b : int arrays (M,)
+        Member jobs (``job_b == -1`` for an alone column).
+    tput_a, tput_b : float arrays (M,)
+        Throughput each member gets (``tput_b == 0`` for an alone column).
+    num_alone : int
+        Number of alone columns.
+    """
+
+    gpu: np.ndarray
+    size: np.ndarray
+    job_a: np.ndarray
+    job_b: np.ndarray
+    tput_a: np.ndarray
+    tput_b: np.ndarray
+    num_alone: int
+
+    @property
+    def num(self) -> int:
+        return len(self.gpu)
+
+    @property
+    def is_pair(self) -> np.ndarray:
+        return self.job_b >= 0
+
+
+@dataclass(frozen=True, slots=True)
+class LinearProgram:
+    """A maximisation ``max c@x  s.t. row_lower <= A x <= row_upper, col_lower <= x <= col_upper``."""
+
+    cost: np.ndarray
+    matrix: sp.csc_matrix
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+    num_placement_cols: int  # the first columns are placements; the rest (if any) are sigma_j
+
+
+@dataclass(frozen=True, slots=True)
+class RoundModel:
+    """Everything about a round that the solve modes share, computed once.
+
+    Attributes
+    ----------
+    problem : RoundProblem
+    fair : FairShare
+    columns : Columns
+    tmax : array (N,)
+        Best alone throughput of each job over the types where it can run.
+    weight : array (N,)
+        Normalised weights (mean 1).
+    need : array (N,)
+        ``(1 - epsilon) + D_j``.
+    eff : array (M,)
+        Efficiency contribution of each column.
+    rho_a, rho_b : arrays (M,)
+        Progress of each member in fair-share units.
+    value : array (M,)
+        Tightened column value ``v_c`` (section 5a).
+    obj_null : float
+        Objective of the empty placement.
+    """
+
+    problem: RoundProblem
+    fair: FairShare
+    columns: Columns
+    tmax: np.ndarray
+    weight: np.ndarray
+    need: np.ndarray
+    eff: np.ndarray
+    rho_a: np.ndarray
+    rho_b: np.ndarray
+    value: np.ndarray
+    obj_null: float
+
+    # -------------------------------------------------------------- evaluation of a (fractional) placement
+    def job_throughput(self, x: np.ndarray) -> np.ndarray:
+        """``tau_j`` for column shares ``x`` (binary or fractional)."""
+        c = self.columns
+        n = self.problem.num_jobs
+        tau = np.bincount(c.job_a, weights=c.tput_a * x, minlength=n)
+        pair = c.is_pair
+        if pair.any():
+            tau += np.bincount(c.job_b[pair], weights=(c.tput_b * x)[pair], minlength=n)
+        return tau
+
+    def evaluate(self, x: np.ndarray) -> dict[str, np.ndarray | float]:
+        """Per-job throughput, progress, shortfall and next deficit, and E, S and the objective of ``x``."""
+        p = self.problem
+        tau = self.job_throughput(x)
+        rho = tau / self.fair.throughput
+        sigma = np.maximum(0.0, self.need - rho)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            e = float((p.scale * tau / self.tmax).sum()) if p.num_jobs else 0.0
+        s = float((self.weight * sigma).sum())
+        nxt = np.maximum(0.0, p.deficit + (1.0 - p.epsilon) - rho)  # type: ignore[operator]
+        return {"tau": tau, "rho": rho, "sigma": sigma, "next_deficit": nxt, "efficiency": e, "shortfall": s,
+                "objective": e - p.fairness_weight * s}
+
+    # -------------------------------------------------------------- linear programs
+    def _placement_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """COO triplets of the job rows (0..N-1) and capacity rows (N..N+G-1) of the placement columns."""
+        c, n = self.columns, self.problem.num_jobs
+        m = c.num
+        cols = np.arange(m)
+        pair = c.is_pair
+        rows = np.concatenate([c.job_a, c.job_b[pair], n + c.gpu])
+        colx = np.concatenate([cols, cols[pair], cols])
+        vals = np.concatenate([np.ones(m), np.ones(int(pair.sum())), c.size.astype(np.float64)])
+        return rows, colx, vals
+
+    def tightened_lp(self) -> LinearProgram:
+        """The column formulation of section 5a (objective offset ``obj_null`` left out)."""
+        n, g, m = self.problem.num_jobs, len(self.problem.gpu_types), self.columns.num
+        rows, cols, vals = self._placement_rows()
+        a = sp.csc_matrix((vals, (rows, cols)), shape=(n + g, m))
+        row_upper = np.concatenate([np.ones(n), self.problem.capacity.astype(np.float64)])
+        return LinearProgram(self.value.copy(), a, np.full(n + g, -np.inf), row_upper, np.zeros(m), np.ones(m), m)
+
+    def section3_lp(self) -> LinearProgram:
+        """Section 3's formulation with ``sigma_j`` columns and fairness rows (rows N+G .. 2N+G-1)."""
+        p, c = self.problem, self.columns
+        n, g, m = p.num_jobs, len(p.gpu_types), c.num
+        rows, cols, vals = self._placement_rows()
+        pair = c.is_pair
+        idx = np.arange(m)
+        f_rows = np.concatenate([n + g + c.job_a, n + g + c.job_b[pair], n + g + np.arange(n)])
+        f_cols = np.concatenate([idx, idx[pair], m + np.arange(n)])
+        f_vals = np.concatenate([self.rho_a, self.rho_b[pair], np.ones(n)])
+        a = sp.csc_matrix((np.concatenate([vals, f_vals]), (np.concatenate([rows, f_rows]),
+                                                            np.concatenate([cols, f_cols]))),
+                          shape=(2 * n + g, m + n))
+        cost = np.concatenate([self.eff, -p.fairness_weight * self.weight])
+        row_lower = np.concatenate([np.full(n + g, -np.inf), self.need])
+        row_upper = np.concatenate([np.ones(n), p.capacity.astype(np.float64), np.full(n, np.inf)])
+        col_upper = np.concatenate([np.ones(m), np.full(n, np.inf)])
+        return LinearProgram(cost, a, row_lower, row_upper, np.zeros(m + n), col_upper, m)
+
+
+def build_columns(problem: RoundProblem) -> Columns:
+    """Alone columns for every runnable (job, type), then one column per co-location candidate."""
+    runnable = problem.runnable
+    ja, ga = np.nonzero(runnable)
+    pj, pg, pt = problem.pair_jobs, problem.pair_gpu, problem.pair_throughput
+    useful = pt.sum(axis=1) > 0  # type: ignore[union-attr]
+    pj, pg, pt = pj[useful], pg[useful], pt[useful]  # type: ignore[index]
+    scale = problem.scale
+    return Columns(
+        gpu=np.concatenate([ga, pg]).astype(np.int64),
+        size=np.concatenate([scale[ja], scale[pj[:, 0]]]).astype(np.int64),
+        job_a=np.concatenate([ja, pj[:, 0]]).astype(np.int64),
+        job_b=np.concatenate([np.full(len(ja), -1), pj[:, 1]]).astype(np.int64),
+        tput_a=np.concatenate([problem.throughput[ja, ga], pt[:, 0]]),
+        tput_b=np.concatenate([np.zeros(len(ja)), pt[:, 1]]),
+        num_alone=len(ja),
+    )
+
+
+def build_model(problem: RoundProblem) -> RoundModel:
+    """Compute fair shares, columns and coefficients of a round (vectorised).
+
+    Examples
+    --------
+    >>> p = RoundProblem.from_dict({"gpus": {"A": 1}, "jobs": [
+    ...     {"id": "x", "scale": 1, "throughput": {"A": 2.0}},
+    ...     {"id": "y", "scale": 1, "throughput": {"A": 4.0}}]})
+    >>> m = build_model(p)
+    >>> m.value.tolist(), m.obj_null
+    ([101.0, 101.0], -200.0)
+    """
+    fs = fair_share(problem)
+    c = build_columns(problem)
+    n = problem.num_jobs
+    tmax = np.where(problem.runnable, problem.throughput, 0.0).max(axis=1) if n else np.zeros(0)
+    w = problem.normalized_weight
+    need = problem.need
+    lam = problem.fairness_weight
+    pair = c.is_pair
+    jb = np.where(pair, c.job_b, 0)
+    tfair = fs.throughput
+    rho_a = c.tput_a / tfair[c.job_a] if n else np.zeros(0)
+    rho_b = np.where(pair, c.tput_b / tfair[jb], 0.0) if n else np.zeros(0)
+    eff_a = c.size * c.tput_a / tmax[c.job_a] if n else np.zeros(0)
+    eff_b = np.where(pair, c.size * c.tput_b / tmax[jb], 0.0) if n else np.zeros(0)
+    value = (eff_a + lam * w[c.job_a] * np.minimum(rho_a, need[c.job_a])) if n else np.zeros(0)
+    if n:
+        value = value + np.where(pair, eff_b + lam * w[jb] * np.minimum(rho_b, need[jb]), 0.0)
+    obj_null = float(-lam * (w * need).sum()) if n else 0.0
+    for a in (tmax, eff_a, rho_a, rho_b, value):
+        a.setflags(write=False)
+    return RoundModel(problem, fs, c, tmax, w, need, eff_a + eff_b, rho_a, rho_b, value, obj_null)

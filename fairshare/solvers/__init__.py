@@ -1,0 +1,1 @@
+"""Solver backends: HiGHS (arrays, via highspy) and Pyomo (the readable reference model)."""
