@@ -2,9 +2,9 @@
 
 Every function takes a mapping ``policy name -> records of its run`` and draws one series per policy, in
 mapping order (so a policy keeps its colour across figures built from mappings in the same order), with axis
-labels in units, a legend, and writes a PNG. matplotlib is imported inside the functions and drawn through the
-Agg canvas directly (no ``pyplot``, no GUI backend, no global state), so importing :mod:`fairshare` never needs
-matplotlib.
+labels in units, a legend, and writes a PNG. matplotlib is imported inside the functions and drawn through
+the Agg canvas directly (no ``pyplot``, no GUI backend, no global state), so importing :mod:`fairshare`
+never needs matplotlib.
 
 The quantities are those of :mod:`fairshare.metrics`: JCT over finished jobs (the legend counts unfinished
 jobs), finish-time fairness ``rho`` over finished jobs, per-round ``E / C`` over rounds with active jobs.
@@ -187,7 +187,9 @@ def _efficiency_figure(results: Mapping[str, Sequence[RoundRecord]]) -> Figure:
     return fig
 
 
-def plot_efficiency_over_time(results: Mapping[str, Sequence[RoundRecord]], path: str | os.PathLike[str]) -> Path:
+def plot_efficiency_over_time(
+    results: Mapping[str, Sequence[RoundRecord]], path: str | os.PathLike[str]
+) -> Path:
     """Per-round efficiency ``E / C`` against simulated time (h), one step line per policy.
 
     A round's value is drawn over ``[start, start + length)``; rounds without active jobs are left blank.
@@ -233,7 +235,9 @@ def _solver_figure(results: Mapping[str, Sequence[RoundRecord]]) -> Figure:
     return fig
 
 
-def plot_solver_time_vs_jobs(results: Mapping[str, Sequence[RoundRecord]], path: str | os.PathLike[str]) -> Path:
+def plot_solver_time_vs_jobs(
+    results: Mapping[str, Sequence[RoundRecord]], path: str | os.PathLike[str]
+) -> Path:
     """Solver wall time per round (s, log axis) against the number of active jobs, one scatter per policy.
 
     Rounds without active jobs and rounds with a solver time of 0 (which a log axis cannot show) are left out.

@@ -1,0 +1,93 @@
+"""Invariant checks of placements, shared by the library, its tests and users testing their own policies.
+
+Each function returns a list of human-readable violations (empty = valid), in the manner of networkx's
+``is_matching`` validators, so that a test can assert ``== []`` and show what broke.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fairshare.allocation import Allocation
+from fairshare.formulation import RoundModel
+from fairshare.problem import RoundProblem
+
+__all__ = ["allocation_violations", "placement_violations"]
+
+
+def placement_violations(model: RoundModel, x: np.ndarray, *, integral: bool = True, tol: float = 1e-7) -> list[str]:
+    """Violations of column values ``x``: capacity, one placement per job, bounds, integrality.
+
+    Gangs are whole and placements runnable by construction of the columns (a column occupies exactly the
+    gang size on one type where every member can run).
+    """
+    c, p = model.columns, model.problem
+    out: list[str] = []
+    x = np.asarray(x, dtype=np.float64)
+    if x.shape != (c.num,):
+        return [f"expected {c.num} column values, got shape {x.shape}"]
+    if (x < -tol).any() or (x > 1 + tol).any():
+        out.append("column values outside [0, 1]")
+    if integral and (np.abs(x - np.round(x)) > tol).any():
+        out.append("column values not integral")
+    per_job = np.bincount(c.job_a, weights=x, minlength=p.num_jobs)
+    pair = c.is_pair
+    per_job += np.bincount(c.job_b[pair], weights=x[pair], minlength=p.num_jobs)
+    for j in np.flatnonzero(per_job > 1 + tol)[:3]:
+        out.append(f"job {p.job_ids[j]!r} is in {per_job[j]:g} placements")
+    used = np.bincount(c.gpu, weights=c.size * x, minlength=len(p.capacity))
+    for g in np.flatnonzero(used > p.capacity + tol):
+        out.append(f"type {p.gpu_types[g]!r}: {used[g]:g} GPUs used of {p.capacity[g]}")
+    return out
+
+
+def allocation_violations(problem: RoundProblem, allocation: Allocation, *, tol: float = 1e-7) -> list[str]:
+    """Violations of an :class:`Allocation` checked against the round itself (not against columns).
+
+    Checks: capacity per type; each job in at most one placement (integer modes) or total share <= 1
+    (``lp``); gangs whole (``gpus`` equals every member's scale); placements only where every member can run
+    alone; co-located pairs are listed candidates; reported throughputs match the placements; shortfall and
+    next deficits are consistent and never negative.
+    """
+    out: list[str] = []
+    p = problem
+    idx = {j: i for i, j in enumerate(p.job_ids)}
+    gidx = {g: i for i, g in enumerate(p.gpu_types)}
+    runnable = p.runnable
+    used = np.zeros(len(p.gpu_types))
+    share = np.zeros(p.num_jobs)
+    tau = np.zeros(p.num_jobs)
+    pairs = {}
+    for (a, b), g, (ta, tb) in zip(p.pair_jobs.tolist(), p.pair_gpu.tolist(), p.pair_throughput.tolist()):
+        pairs[(a, b, g)] = (ta, tb)
+        pairs[(b, a, g)] = (tb, ta)
+    for pl in allocation.placements:
+        g = gidx[pl.gpu]
+        members = [idx[j] for j in pl.jobs]
+        used[g] += pl.gpus * pl.share
+        for j in members:
+            share[j] += pl.share
+            if p.scale[j] != pl.gpus:
+                out.append(f"gang of {pl.jobs} not whole: {pl.gpus} GPUs for scale {p.scale[j]}")
+            if not runnable[j, g]:
+                out.append(f"job {p.job_ids[j]!r} placed on {pl.gpu!r} where it cannot run")
+        if len(members) == 1:
+            tau[members[0]] += pl.share * p.throughput[members[0], g]
+        elif len(members) == 2:
+            key = (members[0], members[1], g)
+            if key not in pairs:
+                out.append(f"{pl.jobs} co-located on {pl.gpu!r} but not a listed candidate")
+            else:
+                tau[members[0]] += pl.share * pairs[key][0]
+                tau[members[1]] += pl.share * pairs[key][1]
+        else:
+            out.append(f"placement of {len(members)} jobs: {pl.jobs}")
+    for g in np.flatnonzero(used > p.capacity + tol):
+        out.append(f"type {p.gpu_types[g]!r}: {used[g]:g} GPUs used of {p.capacity[g]}")
+    for j in np.flatnonzero(share > 1 + tol):
+        out.append(f"job {p.job_ids[j]!r} placed {share[j]:g} times")
+    if not np.allclose(tau, allocation.throughput, rtol=1e-7, atol=1e-9):
+        out.append("reported throughputs do not match the placements")
+    if (allocation.next_deficit < -tol).any() or (allocation.job_shortfall < -tol).any():
+        out.append("negative deficit or shortfall")
+    return out
