@@ -188,6 +188,13 @@ def _job_arrays(jobs: Sequence[JobRecord]) -> _Jobs:
         check(must_have_fair & ~(np.isfinite(fair) & (fair > 0)), "fair_throughput", fair,
               "must be finite and > 0 for a job that was active")
         check(np.isinf(fair) | (fair < 0), "fair_throughput", fair, "must be nan or finite and >= 0")
+        check((active == 0) & (done > 0), "done_iterations", done, "work done by a job with active_seconds 0")
+        with np.errstate(divide="ignore", over="ignore"):
+            norm = np.where(active > 0, done / active / fair, 0.0)
+            rho = np.where(np.isfinite(finish), (finish - arrival) * fair / iterations, 0.0)
+        check(~np.isfinite(norm), "active_seconds", active,
+              "normalised throughput done_iterations / active_seconds / fair_throughput overflows")
+        check(~np.isfinite(rho), "finish", finish, "rho = JCT * fair_throughput / iterations overflows")
     for a in (arrival, finish, iterations, done, fair, active):
         a.setflags(write=False)
     return _Jobs(ids, tuple(j.tenant for j in jobs), arrival, finish, iterations, done, fair, active)
@@ -232,7 +239,7 @@ def _round_arrays(rounds: Sequence[RoundRecord]) -> _Rounds:
         check(~(np.isfinite(solver) & (solver >= 0)), "solver_seconds", solver, "must be finite and >= 0")
         check((active_jobs > 0) & ~(np.isfinite(eff) & (eff >= 0)), "efficiency", eff,
               "must be finite and >= 0 in a round with active jobs")
-    optimal = np.array([str(r.status) == "optimal" for r in rounds], dtype=bool)
+    optimal = np.array([r.status == "optimal" for r in rounds], dtype=bool)  # also a StrEnum status
     return _Rounds(index, active_jobs, eff, busy, cap, solver, optimal)
 
 

@@ -1,0 +1,5 @@
+import sys
+
+from fairshare.cli import main
+
+sys.exit(main())
