@@ -32,7 +32,7 @@ from fairshare.problem import RoundProblem
 from fairshare.rounding import greedy_round, polish
 from fairshare.solvers.highs import solve_highs
 
-__all__ = ["MODES", "SolveOptions", "allocate"]
+__all__ = ["MODES", "SolveOptions", "allocate", "solve_model"]
 
 MODES = ("exact", "lp", "fast")
 
@@ -167,7 +167,21 @@ def allocate(
         raise InvalidInputError("problem", type(problem).__name__, "must be a RoundProblem, a dict or JSON text")
 
     t0 = time.perf_counter()
-    model = build_model(problem)
+    return solve_model(build_model(problem), mode=mode, options=opts, _t0=t0)
+
+
+def solve_model(model: RoundModel, *, mode: str = "fast", options: SolveOptions | Mapping[str, Any] | None = None,
+                _t0: float | None = None) -> Allocation:
+    """Solve a round whose :class:`~fairshare.formulation.RoundModel` is already built.
+
+    The same as :func:`allocate` for callers that build the model once and use it more than once (the
+    simulator and the policies do); ``build_seconds`` then counts only the LP arrays.
+    """
+    if mode not in MODES:
+        raise InvalidInputError("mode", mode, f"must be one of {', '.join(MODES)}")
+    opts = SolveOptions.coerce(options)
+    t0 = time.perf_counter() if _t0 is None else _t0
+    problem = model.problem
     if problem.num_jobs == 0:
         return _result(model, np.zeros(0), Status.OPTIMAL, mode, 0.0, 0.0, time.perf_counter() - t0, 0.0,
                        "empty round", None)

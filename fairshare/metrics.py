@@ -2,7 +2,8 @@
 
 The definitions follow ``shared/spec/simulator.md`` (section Metrics) and are written out with their units and
 exclusions in ``docs/metrics.md``. With ``J`` the jobs of a run, ``F`` the finished ones (finite ``finish``),
-``A`` the ones that were active for some time (``active_seconds > 0``) and ``R`` the rounds with at least one
+``A`` the ones that were in the system for some time with a fair share (``active_seconds > 0`` and
+``fair_throughput > 0``; ``nan`` marks a job never in a planned round) and ``R`` the rounds with at least one
 active job:
 
 * job completion time ``JCT_j = finish_j - arrival_j`` (s), ``j in F``; mean, median, p95, p99;
@@ -71,7 +72,8 @@ class RunMetrics:
     max_rho : float
         Largest finish-time fairness ``rho`` over finished jobs.
     jain : float
-        Jain's index of the normalised throughputs of the jobs with ``active_seconds > 0``.
+        Jain's index of the normalised throughputs of the jobs with ``active_seconds > 0`` and a fair
+        throughput (see :func:`normalized_throughput`).
     min_normalized_throughput, max_normalized_throughput : float
         Smallest and largest of those normalised throughputs.
     efficiency : float
@@ -182,15 +184,15 @@ def _job_arrays(jobs: Sequence[JobRecord]) -> _Jobs:
         check(~(np.isfinite(done) & (done >= 0)), "done_iterations", done, "must be finite and >= 0")
         check(done > iterations * (1 + _REL_TOL), "done_iterations", done, "exceeds the job's iterations")
         check(~(np.isfinite(active) & (active >= 0)), "active_seconds", active, "must be finite and >= 0")
-        # A job that was active must have had a positive fair throughput (spec round-problem section 2);
-        # a job that never was active (arrived at the end) may carry nan or 0.
-        must_have_fair = (active > 0) | np.isfinite(finish)
+        # A job that ran has a positive fair throughput (spec round-problem section 2); a job that never was
+        # in a planned round (it arrived during the last one, or after) carries nan (or 0).
+        must_have_fair = (done > 0) | np.isfinite(finish)
         check(must_have_fair & ~(np.isfinite(fair) & (fair > 0)), "fair_throughput", fair,
-              "must be finite and > 0 for a job that was active")
+              "must be finite and > 0 for a job that finished or made progress")
         check(np.isinf(fair) | (fair < 0), "fair_throughput", fair, "must be nan or finite and >= 0")
         check((active == 0) & (done > 0), "done_iterations", done, "work done by a job with active_seconds 0")
         with np.errstate(divide="ignore", over="ignore"):
-            norm = np.where(active > 0, done / active / fair, 0.0)
+            norm = np.where((active > 0) & (fair > 0), done / active / fair, 0.0)
             rho = np.where(np.isfinite(finish), (finish - arrival) * fair / iterations, 0.0)
         check(~np.isfinite(norm), "active_seconds", active,
               "normalised throughput done_iterations / active_seconds / fair_throughput overflows")
@@ -321,9 +323,10 @@ def _rho(a: _Jobs) -> np.ndarray:
 def normalized_throughput(jobs: Sequence[JobRecord]) -> np.ndarray:
     """``(done_iterations_j / active_seconds_j) / Tfair_j`` of the jobs with ``active_seconds > 0``.
 
-    The mean throughput a job received while active, in units of its fair throughput (1 = exactly its fair
-    share), in input order. Jobs that were never active (``active_seconds == 0``) are left out. For a finished
-    job it equals ``1 / rho_j``.
+    The mean throughput a job received while in the system, in units of its fair throughput (1 = exactly its
+    fair share), in input order. Left out: jobs with ``active_seconds == 0`` and jobs without a fair throughput
+    (``nan`` or 0: the job was never in a planned round, so its fair share is undefined; it also made no
+    progress). For a finished job it equals ``1 / rho_j``.
 
     Examples
     --------
@@ -336,7 +339,8 @@ def normalized_throughput(jobs: Sequence[JobRecord]) -> np.ndarray:
 
 
 def _norm_tp(a: _Jobs) -> np.ndarray:
-    m = a.active > 0
+    with np.errstate(invalid="ignore"):
+        m = (a.active > 0) & (a.fair > 0)
     return a.done[m] / a.active[m] / a.fair[m]
 
 
@@ -408,15 +412,15 @@ def compute_metrics(jobs: Sequence[JobRecord], rounds: Sequence[RoundRecord]) ->
     -------
     RunMetrics
         Job fields over ``jobs`` (JCT and ``rho`` over finished jobs, normalised throughput over jobs with
-        ``active_seconds > 0``); round fields over the rounds with ``active_jobs > 0``. Empty sets give
+        ``active_seconds > 0`` and a fair throughput); round fields over the rounds with ``active_jobs > 0``. Empty sets give
         ``nan``.
 
     Raises
     ------
     InvalidInputError
         On a duplicate job id, a finish before the arrival (negative JCT), non-positive ``iterations``,
-        ``done_iterations`` outside ``[0, iterations]``, a non-positive fair throughput for a job that was
-        active, or an impossible round (busy above capacity, negative times, ...). The message names the job
+        ``done_iterations`` outside ``[0, iterations]``, no positive fair throughput for a job that finished
+        or made progress, or an impossible round (busy above capacity, negative times, ...). The message names the job
         id or round index and the field.
 
     Examples

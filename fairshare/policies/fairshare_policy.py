@@ -35,9 +35,9 @@ class FairsharePolicy:
     name: str = "fairshare"
 
     def allocate(self, state: RoundState) -> Allocation:
-        from fairshare.allocate import allocate
+        from fairshare.allocate import allocate, solve_model
 
         problem = state.problem
         if self.epsilon is not None and self.epsilon != problem.epsilon:
-            problem = problem.replace(epsilon=self.epsilon)
-        return allocate(problem, mode=self.mode, options=self.options)
+            return allocate(problem.replace(epsilon=self.epsilon), mode=self.mode, options=self.options)
+        return solve_model(state.model, mode=self.mode, options=self.options)
