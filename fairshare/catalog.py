@@ -181,6 +181,10 @@ class Catalog:
         lut[list(scales)] = np.arange(S)
         set_(self, "_scale_lut", _readonly(lut))
 
+    def __repr__(self) -> str:
+        return (f"Catalog(gpu_types={self.gpu_types}, models=<{len(self.models)} models>, scales={self.scales}, "
+                f"sources={tuple(s.name for s in self.sources)})")
+
     # ------------------------------------------------------------------ names and lookups
     def model_index(self, name: str) -> int:
         """Index of model ``name`` along the model axis.
@@ -306,7 +310,7 @@ class Catalog:
         Examples
         --------
         >>> load_catalog().throughput_matrix(["ResNet-50 (batch size 64)"], [2], ["K80", "V100"]).round(2)
-        array([[0.98, 7.92]])
+        array([[1.26, 7.92]])
         """
         m, s = self._job_indices(models, scales)
         g = self._gpu_indices(gpu_types)
@@ -322,11 +326,12 @@ class Catalog:
         A candidate is a pair of jobs ``a < b`` of the same scale and a GPU type on which both can run alone
         and whose pair data is non-zero for both. With ``max_per_job=k`` every job appears in at most ``k``
         candidates: candidates are taken greedily in decreasing order of the combined normalised throughput
-        ``T[a|b]/T[a] + T[b|a]/T[b]`` while both jobs have room (ties: model, then GPU type order). Jobs of
-        the same (model, scale) are interchangeable, so the greedy runs on job types, and each type's share
-        is spread round-robin over its jobs (in index order), which keeps every job's count within one of its
-        type-mates'. The result depends on the job order only through which of two identical jobs gets a
-        partner (it is the same up to relabelling identical jobs).
+        ``T[a|b]/T[a] + T[b|a]/T[b]`` while both jobs have room (ties: job type, then GPU type order), so the
+        result is maximal (a candidate left out has a job with ``k`` candidates). Jobs of the same
+        (model, scale) are interchangeable, so the greedy runs on job types and each type's candidates are
+        dealt round-robin over its jobs in index order: two jobs of one type differ by at most one
+        candidate. The result is deterministic, and the same for any job order up to relabelling identical
+        jobs. Cost: numpy over jobs plus a Python loop over type-level entries (a few ms for 2,000 jobs).
 
         Parameters
         ----------
@@ -435,34 +440,42 @@ def _capped_pairs(jobs: np.ndarray, tjob: np.ndarray, valid: np.ndarray, ptp: np
                   cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Greedy type-level b-matching (see :meth:`Catalog.colocation_candidates`), expanded round-robin.
 
-    State per job type ``t`` (``n_t`` jobs): ``used[t]`` candidate slots handed out so far, always spread
-    round-robin, so job of rank ``r`` holds ``used // n + (r < used % n)`` and the next slot goes to rank
-    ``used % n``. A cross-type entry ``(t, u, g)`` adds ``E = min(room_t, room_u, n_t n_u)`` candidates, whose
-    endpoints continue both round-robins; a self entry ``(t, t, g)`` adds a circulant graph in which every
-    job gets the same number of partners (so the round-robin state is unchanged).
+    State per job type ``t`` (``n`` jobs): ``used`` candidate endpoints handed out so far, always dealt
+    round-robin over the type's jobs (rank order), so the job of rank ``r`` holds ``used // n + (r < used % n)``
+    and the next endpoint goes to rank ``used % n``; the cap holds while ``used <= cap * n``.
+
+    * A cross-type entry ``(t, u, g)`` adds ``E = min(room_t, room_u, n_t n_u)`` candidates. Its endpoints on
+      ``t`` are the next ``E`` of t's round-robin, grouped by job; those on ``u`` are the next ``E`` of u's
+      round-robin in order. A job of ``t`` gets at most ``ceil(E / n_t) <= n_u`` consecutive ``u`` endpoints,
+      which are distinct jobs, so no pair repeats.
+    * A self entry ``(t, t, g)`` adds ``E = min(room_t // 2, n (n - 1) / 2)`` candidates: ``E // n`` full
+      circulant classes (all pairs at ring distance ``d``: +2 for every job) and one partial layer of
+      ``L = E % n`` pairs ``(x, x + L)`` for ``x`` in the next ``L`` ranks of the round-robin, which deals the
+      next ``2 L`` endpoints (if every distance below ``n / 2`` is taken by full classes, one class is
+      replaced by the ``n / 2`` diameters, +1 for every job, and the partial layer gets ``L + n / 2``
+      pairs). Distances are distinct, so no pair repeats; the result is maximal (a candidate left out has a
+      job at the cap).
     """
-    G, T, _ = valid.shape
+    T = valid.shape[1]
     n = np.bincount(tjob, minlength=T)
-    order = np.lexsort((jobs, tjob))                                # jobs grouped by type, index order
+    order = jobs[np.lexsort((jobs, tjob))]                          # jobs grouped by type, index order
     start = np.concatenate([[0], np.cumsum(n)[:-1]])
     gg, tt, uu = np.nonzero(valid & np.triu(np.ones((T, T), bool))[None] & ((n[:, None] > 1)
                                                                             | ~np.eye(T, dtype=bool))[None])
     rank = np.lexsort((gg, uu, tt, -score[gg, tt, uu]))
     cross: list[tuple[int, int, int, int, int, int]] = []           # (g, t, u, E, used_t, used_u)
-    selfs: list[tuple[int, int, int]] = []                          # (g, t, h)
+    selfs: list[tuple[int, int, int, int]] = []                     # (g, t, E, used_t)
     room = (cap * n).tolist()
     nl = n.tolist()
     used_l = [0] * T
     for k, t, u in zip(gg[rank].tolist(), tt[rank].tolist(), uu[rank].tolist()):
         if t == u:
             nt = nl[t]
-            h = min(cap - -(-used_l[t] // nt), nt - 1)
-            if h % 2 and nt % 2:
-                h -= 1
-            if h > 0:
-                selfs.append((k, t, h))
-                used_l[t] += h * nt
-                room[t] -= h * nt
+            e = min(room[t] // 2, nt * (nt - 1) // 2)
+            if e > 0:
+                selfs.append((k, t, e, used_l[t]))
+                used_l[t] += 2 * e
+                room[t] -= 2 * e
         else:
             e = min(room[t], room[u], nl[t] * nl[u])
             if e > 0:
@@ -488,17 +501,26 @@ def _capped_pairs(jobs: np.ndarray, tjob: np.ndarray, valid: np.ndarray, ptp: np
         tp = ptp[ck, ct, cu][blk]
         parts_ta.append(tp[:, 0])
         parts_tb.append(tp[:, 1])
-    for k, t, h in selfs:
+    for k, t, e, used0 in selfs:
         nt = int(n[t])
-        full = h // 2
-        r = np.tile(np.arange(nt), full)
-        d = np.repeat(np.arange(1, full + 1), nt)
-        if h % 2:                                                   # nt even: the "diameter" matching
-            r = np.concatenate([r, np.arange(nt // 2)])
-            d = np.concatenate([d, np.full(nt // 2, nt // 2)])
+        c, rest = divmod(e, nt)
+        half = bool(rest) and 2 * rest != nt and c == (nt - 1) // 2    # every distance < n/2 is needed:
+        if half:                                                    # take the n/2 "diameters" whole and
+            c, rest = c - 1, rest + nt // 2                         # a longer partial layer
+        far = min(rest, nt - rest) if rest else 0                   # ring distance of the partial layer
+        dist = np.array([d for d in range(1, (nt - 1) // 2 + 1) if d != far][:c], dtype=np.int64)
+        r = [np.tile(np.arange(nt), c)]                             # full classes: cycles (r, r + d)
+        d = [np.repeat(dist, nt)]
+        if half:
+            r.append(np.arange(nt // 2))
+            d.append(np.full(nt // 2, nt // 2))
+        r.append((used0 + np.arange(rest)) % nt)                    # partial layer: (x, x + rest) for x in
+        d.append(np.full(rest, rest))                               # the round-robin run from used0
+        r, d = np.concatenate(r), np.concatenate(d)
         members = order[start[t]:start[t] + nt]
-        parts_a.append(members[r])
-        parts_b.append(members[(r + d) % nt])
+        a, b = members[r], members[(r + d) % nt]
+        parts_a.append(np.minimum(a, b))                           # self-pair: the lower index gets T[a|b]
+        parts_b.append(np.maximum(a, b))
         parts_g.append(np.full(r.size, k, np.int64))
         parts_ta.append(np.full(r.size, ptp[k, t, t, 0]))
         parts_tb.append(np.full(r.size, ptp[k, t, t, 1]))
@@ -626,8 +648,8 @@ def _build(gpus: tuple[str, ...], models: tuple[str, ...], alone: Mapping[tuple[
     P_src = np.full((S, G, M, M), -1, np.int64)
     for (s, g, a, b), (x, y, k) in pairs.items():
         i, j, q, w = si[s], gi[g], mi[a], mi[b]
-        P[i, j, q, w] = (x, y)
         P[i, j, w, q] = (y, x)
+        P[i, j, q, w] = (x, y)                   # a self-pair keeps its measured order (process a, b)
         P_src[i, j, q, w] = P_src[i, j, w, q] = k
     return Catalog(gpu_types=gpus, models=models, scales=scales, alone=A, pair=P, sources=sources,
                    alone_source=A_src, pair_source=P_src)

@@ -184,13 +184,13 @@ def _job_arrays(jobs: Sequence[JobRecord]) -> _Jobs:
         check(~(np.isfinite(done) & (done >= 0)), "done_iterations", done, "must be finite and >= 0")
         check(done > iterations * (1 + _REL_TOL), "done_iterations", done, "exceeds the job's iterations")
         check(~(np.isfinite(active) & (active >= 0)), "active_seconds", active, "must be finite and >= 0")
+        check((active == 0) & (done > 0), "done_iterations", done, "work done by a job with active_seconds 0")
         # A job that ran has a positive fair throughput (spec round-problem section 2); a job that never was
         # in a planned round (it arrived during the last one, or after) carries nan (or 0).
         must_have_fair = (done > 0) | np.isfinite(finish)
         check(must_have_fair & ~(np.isfinite(fair) & (fair > 0)), "fair_throughput", fair,
               "must be finite and > 0 for a job that finished or made progress")
         check(np.isinf(fair) | (fair < 0), "fair_throughput", fair, "must be nan or finite and >= 0")
-        check((active == 0) & (done > 0), "done_iterations", done, "work done by a job with active_seconds 0")
         with np.errstate(divide="ignore", over="ignore"):
             norm = np.where((active > 0) & (fair > 0), done / active / fair, 0.0)
             rho = np.where(np.isfinite(finish), (finish - arrival) * fair / iterations, 0.0)
@@ -324,9 +324,9 @@ def normalized_throughput(jobs: Sequence[JobRecord]) -> np.ndarray:
     """``(done_iterations_j / active_seconds_j) / Tfair_j`` of the jobs with ``active_seconds > 0``.
 
     The mean throughput a job received while in the system, in units of its fair throughput (1 = exactly its
-    fair share), in input order. Left out: jobs with ``active_seconds == 0`` and jobs without a fair throughput
-    (``nan`` or 0: the job was never in a planned round, so its fair share is undefined; it also made no
-    progress). For a finished job it equals ``1 / rho_j``.
+    fair share), in input order. Left out: jobs with ``active_seconds == 0`` and jobs without a fair
+    throughput (``nan`` or 0: the job was never in a planned round, so its fair share is undefined; it also
+    made no progress). For a finished job it equals ``1 / rho_j``.
 
     Examples
     --------
@@ -412,16 +412,16 @@ def compute_metrics(jobs: Sequence[JobRecord], rounds: Sequence[RoundRecord]) ->
     -------
     RunMetrics
         Job fields over ``jobs`` (JCT and ``rho`` over finished jobs, normalised throughput over jobs with
-        ``active_seconds > 0`` and a fair throughput); round fields over the rounds with ``active_jobs > 0``. Empty sets give
-        ``nan``.
+        ``active_seconds > 0`` and a fair throughput); round fields over the rounds with ``active_jobs > 0``.
+        Empty sets give ``nan``.
 
     Raises
     ------
     InvalidInputError
         On a duplicate job id, a finish before the arrival (negative JCT), non-positive ``iterations``,
         ``done_iterations`` outside ``[0, iterations]``, no positive fair throughput for a job that finished
-        or made progress, or an impossible round (busy above capacity, negative times, ...). The message names the job
-        id or round index and the field.
+        or made progress, or an impossible round (busy above capacity, negative times, ...). The message
+        names the job id or round index and the field.
 
     Examples
     --------

@@ -64,6 +64,88 @@ def greedy_round(model: RoundModel, x_lp: np.ndarray) -> np.ndarray:
     return x
 
 
+def improve(model: RoundModel, x: np.ndarray, *, max_moves: int | None = None) -> np.ndarray:
+    """Local search on a feasible 0/1 placement: insert a better column, evict what blocks it, refill.
+
+    For each column not in the placement, in decreasing value: the columns sharing one of its jobs are
+    evicted, then, if its type still lacks room, the chosen columns of that type with the lowest value per
+    GPU, until it fits. The move is kept when the inserted value exceeds the evicted value; freed GPUs are
+    refilled greedily (by value per GPU) among columns whose jobs are all free. Every kept move strictly
+    increases the objective, so the search ends; ``max_moves`` (default: the number of columns) bounds it.
+    The result is feasible, at least as good as ``x``, and keeps the fill property.
+    """
+    c, p = model.columns, model.problem
+    m = c.num
+    if m == 0:
+        return x
+    value = model.value.tolist()
+    density = (model.value / c.size).tolist()
+    ja, jb, gpu, size = c.job_a.tolist(), c.job_b.tolist(), c.gpu.tolist(), c.size.tolist()
+    chosen = set(np.flatnonzero(x > 0.5).tolist())
+    holder = [-1] * p.num_jobs  # column holding each job
+    for k in chosen:
+        holder[ja[k]] = k
+        if jb[k] >= 0:
+            holder[jb[k]] = k
+    free_cap = p.capacity.astype(np.int64).tolist()
+    for k in chosen:
+        free_cap[gpu[k]] -= size[k]
+    by_value = np.argsort(-model.value, kind="stable").tolist()
+    by_density = np.argsort(-(model.value / c.size), kind="stable").tolist()
+    moves = 0
+    limit = m if max_moves is None else max_moves
+    improved = True
+    while improved and moves < limit:
+        improved = False
+        for k in by_value:
+            if k in chosen or value[k] <= 0:
+                continue
+            g = gpu[k]
+            evict = {holder[ja[k]]} if holder[ja[k]] >= 0 else set()
+            if jb[k] >= 0 and holder[jb[k]] >= 0:
+                evict.add(holder[jb[k]])
+            room = free_cap[g] + sum(size[e] for e in evict if gpu[e] == g)
+            lost = sum(value[e] for e in evict)
+            if room < size[k]:
+                same = sorted((e for e in chosen if gpu[e] == g and e not in evict), key=lambda e: density[e])
+                for e in same:
+                    if room >= size[k] or lost >= value[k]:
+                        break
+                    evict.add(e)
+                    room += size[e]
+                    lost += value[e]
+            if room < size[k] or lost >= value[k] - 1e-9 * max(1.0, value[k]):
+                continue
+            for e in evict:  # apply the move
+                chosen.discard(e)
+                free_cap[gpu[e]] += size[e]
+                holder[ja[e]] = -1
+                if jb[e] >= 0:
+                    holder[jb[e]] = -1
+            chosen.add(k)
+            free_cap[g] -= size[k]
+            holder[ja[k]] = k
+            if jb[k] >= 0:
+                holder[jb[k]] = k
+            for f in by_density:  # refill
+                if f in chosen or value[f] <= 0 or free_cap[gpu[f]] < size[f] or holder[ja[f]] >= 0:
+                    continue
+                if jb[f] >= 0 and holder[jb[f]] >= 0:
+                    continue
+                chosen.add(f)
+                free_cap[gpu[f]] -= size[f]
+                holder[ja[f]] = f
+                if jb[f] >= 0:
+                    holder[jb[f]] = f
+            moves += 1
+            improved = True
+            if moves >= limit:
+                break
+    out = np.zeros(m)
+    out[list(chosen)] = 1.0
+    return out
+
+
 def polish(
     model: RoundModel,
     lp: LinearProgram,

@@ -25,7 +25,7 @@ from fairshare.errors import InvalidInputError
 __all__ = ["add_simulation_commands", "parse_policy"]
 
 DEFAULT_CLUSTER = "V100=36,P100=36,K80=36"
-BUILTIN_CLUSTER = "V100=4,P100=4,K80=4"
+BUILTIN_CLUSTER = "V100=8,P100=8,K80=8"
 
 
 def parse_policy(text: str) -> tuple[str, dict[str, Any], str]:

@@ -309,14 +309,12 @@ def simulate(
         bar.update(n_finished, f"round {k}, {len(active)} active")
     bar.close(f"({k} rounds)")
 
-    for i in active:  # unfinished when the run stopped
-        active_time[i] = max(active_time[i], 0.0)
     jobs = tuple(
         JobRecord(id=ids[i], model=models[i], tenant=tenant[i], scale=int(scale[i]), weight=float(weight[i]),
                   arrival=float(arrival[i]), finish=float(finish[i]), iterations=float(work[i]),
                   done_iterations=float(done[i]),
                   fair_throughput=float(tfair_time[i] / active_time[i]) if active_time[i] > 0 else float("nan"),
-                  active_seconds=float((finish[i] if np.isfinite(finish[i]) else t) - arrival[i]))
+                  active_seconds=float(max(0.0, (finish[i] if np.isfinite(finish[i]) else t) - arrival[i])))
         for i in range(n_all))
     config = {"cluster": gpus, "round_length": round_length, "epsilon": epsilon, "fairness_weight": fairness_weight,
               "restart_overhead": restart_overhead, "max_pairs_per_job": max_pairs_per_job,

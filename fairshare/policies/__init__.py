@@ -3,9 +3,27 @@
 >>> from fairshare.policies import get_policy
 >>> get_policy("fairshare", mode="fast").name
 'fairshare'
+>>> get_policy("gavel", space_sharing=True).name
+'gavel'
 """
 
-from fairshare.policies import fairshare_policy  # noqa: F401  (registers "fairshare")
-from fairshare.policies.base import Policy, RoundState, allocation_from_columns, get_policy, policy_names, register
+# importing a policy module registers it
+from fairshare.policies import (  # noqa: F401
+    fairshare_policy,
+    fifo,
+    ftf,
+    gandiva_fair,
+    gavel,
+    las,
+    max_throughput,
+)
+from fairshare.policies.base import (
+    Policy,
+    RoundState,
+    allocation_from_columns,
+    get_policy,
+    policy_names,
+    register,
+)
 
 __all__ = ["Policy", "RoundState", "allocation_from_columns", "get_policy", "policy_names", "register"]

@@ -1,0 +1,53 @@
+"""``las``: heterogeneity-agnostic least attained service (Tiresias-style), Gavel's agnostic baseline.
+
+Sources: Gu et al., NSDI'19, "Tiresias: A GPU Cluster Manager for Distributed Deep Learning"; Narayanan
+et al., OSDI'20 (the heterogeneity-agnostic LAS / max-min baseline).
+
+Order
+    Jobs in increasing attained service per unit of weight, ``attained_service_j / w_j`` (GPU-seconds received
+    so far, ``state.attained_service``; with unit weights this is plain LAS), ties by arrival, then job index.
+Placement
+    Each job in turn runs alone on ``s_j`` GPUs of the type with the most free GPUs at that moment among the
+    types where it can run at all (ties by type index): the choice never looks at throughputs. A job that fits
+    nowhere is skipped and the next one is tried, so the pass is also the fill step (no GPU stays idle while a
+    job that fits waits). No co-location.
+Simplifications
+    Tiresias's discretised two-dimensional priority queues, its starvation guard and its gang placement
+    consolidation are not modelled; re-planning every round makes the policy preemptive at round boundaries,
+    as in Gavel's LAS baseline.
+Status
+    ``heuristic``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fairshare.allocation import Allocation, Status
+from fairshare.policies._rounds import Stopwatch, place_alone
+from fairshare.policies.base import RoundState, allocation_from_columns, register
+
+__all__ = ["LeastAttainedServicePolicy", "las_order"]
+
+
+def las_order(state: RoundState) -> np.ndarray:
+    """Job indices by attained service per unit of weight, then arrival, then index."""
+    p = state.model.problem
+    service = np.asarray(state.attained_service, dtype=np.float64) / p.weight
+    return np.lexsort((np.arange(p.num_jobs), np.asarray(state.arrival, dtype=np.float64), service))
+
+
+@register("las")
+@dataclass(frozen=True)
+class LeastAttainedServicePolicy:
+    """Least attained service first, each job on the type with the most free GPUs (heterogeneity-agnostic)."""
+
+    name: str = "las"
+
+    def allocate(self, state: RoundState) -> Allocation:
+        clock = Stopwatch()
+        x = place_alone(state.model, las_order(state))
+        return allocation_from_columns(state.model, x, mode=self.name, seconds=clock.seconds(),
+                                       status=Status.HEURISTIC)

@@ -1,0 +1,206 @@
+"""Tests of fairshare.formulation: placement columns, the section 3 model and the tightened one (section 5a)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fairshare import allocate
+from fairshare.fair_share import fair_share
+from fairshare.formulation import RoundModel, build_model
+from fairshare.problem import RoundProblem
+from fairshare.solvers.highs import solve_highs
+from fairshare.testing.strategies import round_problems
+
+SPEC_ROUND = {
+    "gpus": {"V100": 2, "P100": 2, "K80": 2},
+    "jobs": [
+        {"id": "resnet18-1", "scale": 1, "throughput": {"V100": 24.1, "P100": 22.3, "K80": 7.1}},
+        {"id": "lm-2", "scale": 1, "throughput": {"V100": 64.7, "P100": 58.2, "K80": 17.1}},
+        {"id": "transformer-3", "scale": 1, "deficit": 0.5, "throughput": {"V100": 8.6, "P100": 5.1, "K80": 1.8}},
+        {"id": "resnet50-4", "scale": 2, "throughput": {"V100": 7.9, "P100": 4.7}},
+    ],
+    "colocation": [{"jobs": ["resnet18-1", "lm-2"], "gpu": "V100", "throughput": [15.2, 41.0]}],
+    "epsilon": 0.1,
+}
+
+
+def section3_objective(problem: RoundProblem, model: RoundModel, x: np.ndarray) -> float:
+    """Section 3 objective of column values ``x``, computed from the round (sigma at its smallest)."""
+    c = model.columns
+    n = problem.num_jobs
+    tau = np.zeros(n)
+    for k in np.flatnonzero(x):
+        tau[c.job_a[k]] += x[k] * c.tput_a[k]
+        if c.job_b[k] >= 0:
+            tau[c.job_b[k]] += x[k] * c.tput_b[k]
+    tfair = fair_share(problem).throughput
+    tmax = np.where(problem.runnable, problem.throughput, 0.0).max(axis=1)
+    w = problem.weight / problem.weight.mean()
+    sigma = np.maximum(0.0, 1 - problem.epsilon + problem.deficit - tau / tfair)
+    return float((problem.scale * tau / tmax).sum() - problem.fairness_weight * (w * sigma).sum())
+
+
+def random_integer_placement(model: RoundModel, rng: np.random.Generator, density: float) -> np.ndarray:
+    """A random feasible 0/1 placement (not necessarily filled): columns tried in random order."""
+    c, p = model.columns, model.problem
+    x = np.zeros(c.num)
+    free = np.ones(p.num_jobs, bool)
+    cap = p.capacity.copy()
+    for k in rng.permutation(c.num):
+        if rng.random() > density:
+            continue
+        members = [c.job_a[k]] + ([c.job_b[k]] if c.job_b[k] >= 0 else [])
+        if all(free[m] for m in members) and cap[c.gpu[k]] >= c.size[k]:
+            x[k] = 1.0
+            free[members] = False
+            cap[c.gpu[k]] -= c.size[k]
+    return x
+
+
+def random_fractional_point(model: RoundModel, rng: np.random.Generator) -> np.ndarray:
+    """A random point of the LP relaxation's placement polytope (per-job time <= 1, capacity)."""
+    c, p = model.columns, model.problem
+    x = rng.random(c.num) * (rng.random(c.num) < 0.6)
+    per_job = np.bincount(c.job_a, weights=x, minlength=p.num_jobs)
+    per_job += np.bincount(c.job_b[c.is_pair], weights=x[c.is_pair], minlength=p.num_jobs)
+    used = np.bincount(c.gpu, weights=c.size * x, minlength=len(p.capacity))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        worst = max(1.0, float(np.nanmax(np.concatenate([per_job, used / p.capacity]))) if c.num else 1.0)
+    return np.minimum(x / worst, 1.0)
+
+
+# ---------------------------------------------------------------- columns and coefficients by hand
+def test_columns_of_the_spec_example():
+    p = RoundProblem.from_dict(SPEC_ROUND)
+    m = build_model(p)
+    c = m.columns
+    # alone columns: 3 scale-1 jobs x 3 types + resnet50-4 on V100 and P100 = 11; then the one pair
+    assert c.num_alone == 11 and c.num == 12
+    assert c.is_pair.tolist() == [False] * 11 + [True]
+    assert (c.job_a[11], c.job_b[11], c.gpu[11], c.size[11]) == (0, 1, 0, 1)
+    alone = {(int(j), int(g)) for j, g in zip(c.job_a[:11], c.gpu[:11])}
+    assert alone == {(j, g) for j in range(3) for g in range(3)} | {(3, 0), (3, 1)}
+    assert (c.size[:11] == p.scale[c.job_a[:11]]).all()
+    assert m.tmax.tolist() == [24.1, 64.7, 8.6, 7.9]
+    assert m.obj_null == pytest.approx(-410.0)
+    # pair column: eff = 15.2/24.1 + 41/64.7; rho = (15.2/17.8333, 41/46.6667) = (0.8523, 0.8786), both below
+    # need 0.9, so v = 100 (0.8523 + 0.8786) + eff = 174.35
+    eff = 15.2 / 24.1 + 41.0 / 64.7
+    rho = (15.2 / (53.5 / 3), 41.0 / (140 / 3))
+    assert m.eff[11] == pytest.approx(eff)
+    assert (m.rho_a[11], m.rho_b[11]) == pytest.approx(rho)
+    assert m.value[11] == pytest.approx(100 * sum(rho) + eff)
+    # transformer-3 alone on V100: rho = 8.6 / 5.1667 = 1.6645 is capped at its need 1.4: v = 140 + 1
+    k = int(np.flatnonzero((c.job_a == 2) & (c.gpu == 0) & ~c.is_pair)[0])
+    assert m.rho_a[k] == pytest.approx(8.6 / (15.5 / 3))
+    assert m.value[k] == pytest.approx(141.0)
+    # resnet50-4 alone on P100: eff = 2 * 4.7/7.9, rho = 4.7/4.2 = 1.119 capped at 0.9: v = 90 + 1.18987
+    k = int(np.flatnonzero((c.job_a == 3) & (c.gpu == 1))[0])
+    assert m.value[k] == pytest.approx(90 + 2 * 4.7 / 7.9)
+
+
+def test_pair_with_no_throughput_is_dropped():
+    doc = dict(SPEC_ROUND, colocation=[{"jobs": ["resnet18-1", "lm-2"], "gpu": "V100", "throughput": [0.0, 0.0]},
+                                       {"jobs": ["lm-2", "transformer-3"], "gpu": "K80", "throughput": [0.0, 1.0]}])
+    m = build_model(RoundProblem.from_dict(doc))
+    assert m.columns.num == 12  # the useless pair is dropped, the half-useful one kept
+    assert (m.columns.job_a[11], m.columns.job_b[11], m.columns.gpu[11]) == (1, 2, 2)
+
+
+def test_weights_are_normalised_in_the_model():
+    doc = dict(SPEC_ROUND, jobs=[dict(j, weight=w) for j, w in zip(SPEC_ROUND["jobs"], (2.0, 2.0, 6.0, 2.0))])
+    m = build_model(RoundProblem.from_dict(doc))
+    assert m.weight.tolist() == [2 / 3, 2 / 3, 2.0, 2 / 3]
+    # obj_null = -100 * sum w_j need_j = -100 * (2/3 * 0.9 * 3 + 2 * 1.4) = -100 * 4.6
+    assert m.obj_null == pytest.approx(-460.0)
+
+
+def test_linear_program_shapes():
+    p = RoundProblem.from_dict(SPEC_ROUND)
+    m = build_model(p)
+    n, g, k = p.num_jobs, len(p.gpu_types), m.columns.num
+    t = m.tightened_lp()
+    assert t.matrix.shape == (n + g, k) and t.num_placement_cols == k
+    s3 = m.section3_lp()
+    assert s3.matrix.shape == (2 * n + g, k + n) and s3.num_placement_cols == k
+    assert s3.cost[k:].tolist() == pytest.approx([-100.0] * n)
+    assert s3.row_lower[n + g:].tolist() == pytest.approx([0.9, 0.9, 1.4, 0.9])
+
+
+# ---------------------------------------------------------------- the two objectives agree on integer placements
+@given(round_problems(min_jobs=1), st.integers(0, 2**32 - 1), st.sampled_from([0.3, 0.7, 1.0]))
+def test_tightened_objective_equals_section3_minus_null_on_integer_placements(problem, seed, density):
+    model = build_model(problem)
+    x = random_integer_placement(model, np.random.default_rng(seed), density)
+    reference = section3_objective(problem, model, x)
+    assert float(model.value @ x) == pytest.approx(reference - model.obj_null, rel=1e-9, abs=1e-9)
+    assert model.evaluate(x)["objective"] == pytest.approx(reference, rel=1e-9, abs=1e-9)
+    # and the section 3 LP, with sigma at its smallest, is feasible and has the same objective
+    lp = model.section3_lp()
+    sigma = np.maximum(0.0, model.need - model.evaluate(x)["rho"])
+    z = np.concatenate([x, sigma])
+    row = lp.matrix @ z
+    assert (row >= lp.row_lower - 1e-9).all() and (row <= lp.row_upper + 1e-9).all()
+    assert float(lp.cost @ z) == pytest.approx(reference, rel=1e-9, abs=1e-9)
+
+
+@given(round_problems(min_jobs=1), st.integers(0, 2**32 - 1))
+def test_tightened_objective_is_below_section3_on_fractional_points(problem, seed):
+    # For sum_c x_c <= 1 per job: sum_c min(rho_c, need) x_c <= min(sum_c rho_c x_c, need), so the tightened
+    # objective never exceeds section 3's (minus obj_null): the tightened relaxation is the tighter one.
+    model = build_model(problem)
+    x = random_fractional_point(model, np.random.default_rng(seed))
+    lp = model.tightened_lp()
+    row = lp.matrix @ x
+    assert (row <= lp.row_upper + 1e-9).all()
+    assert float(model.value @ x) <= section3_objective(problem, model, x) - model.obj_null + 1e-7
+
+
+@given(round_problems(min_jobs=1))
+def test_tightened_bound_lies_between_the_exact_optimum_and_the_section3_bound(problem):
+    model = build_model(problem)
+    tight = solve_highs(model.tightened_lp())
+    sec3 = solve_highs(model.section3_lp())
+    exact = allocate(problem, mode="exact")
+    tol = 1e-6 * max(1.0, abs(model.obj_null))
+    assert tight.optimal and sec3.optimal
+    assert tight.bound + model.obj_null <= sec3.bound + tol
+    assert tight.bound + model.obj_null >= exact.objective - tol
+    # allocate reports the same numbers
+    assert allocate(problem, mode="lp").objective == pytest.approx(sec3.bound, abs=tol)
+    assert allocate(problem, mode="lp", relaxation="tightened").bound == pytest.approx(
+        tight.bound + model.obj_null, abs=tol)
+
+
+@given(round_problems(min_jobs=1, max_jobs=8))
+def test_section3_milp_and_tightened_milp_have_the_same_optimum(problem):
+    model = build_model(problem)
+    sec3 = solve_highs(model.section3_lp(), integer=True)
+    tight = solve_highs(model.tightened_lp(), integer=True)
+    tol = 1e-6 * max(1.0, abs(model.obj_null))
+    assert sec3.optimal and tight.optimal
+    assert sec3.objective == pytest.approx(tight.objective + model.obj_null, abs=tol)
+    assert allocate(problem, mode="exact").objective == pytest.approx(sec3.objective, abs=tol)
+
+
+def test_evaluate_fractional_point_by_hand():
+    # spec example, LP-style point: transformer-3 half on V100 and half on K80, nothing else.
+    # tau = 0.5 * 8.6 + 0.5 * 1.8 = 5.2, rho = 5.2 / 5.1667 = 1.00645; E = 5.2 / 8.6 = 0.60465.
+    # sigma = (0.9, 0.9, 1.4 - 1.00645, 0.9) -> S = 2.7 + 0.39355 = 3.09355; objective = E - 309.355
+    p = RoundProblem.from_dict(SPEC_ROUND)
+    m = build_model(p)
+    c = m.columns
+    x = np.zeros(c.num)
+    x[(c.job_a == 2) & (c.gpu == 0) & ~c.is_pair] = 0.5
+    x[(c.job_a == 2) & (c.gpu == 2) & ~c.is_pair] = 0.5
+    ev = m.evaluate(x)
+    rho = 5.2 / (15.5 / 3)
+    assert ev["tau"][2] == pytest.approx(5.2)
+    assert ev["rho"][2] == pytest.approx(rho)
+    assert ev["efficiency"] == pytest.approx(5.2 / 8.6)
+    assert ev["shortfall"] == pytest.approx(2.7 + 1.4 - rho)
+    assert ev["objective"] == pytest.approx(5.2 / 8.6 - 100 * (2.7 + 1.4 - rho))
+    assert ev["next_deficit"] == pytest.approx([0.9, 0.9, 1.4 - rho, 0.9])
