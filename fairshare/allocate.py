@@ -74,8 +74,8 @@ class SolveOptions:
     lp_algorithm: str = "dual"
     relaxation: str = "section3"
     backend: str = "highs"
-    polish_seconds: float = 0.25
-    polish_gap: float = 1e-4
+    polish_seconds: float = 0.1
+    polish_gap: float = 2e-3
     verbose: bool = False
 
     def __post_init__(self) -> None:

@@ -22,7 +22,13 @@ import numpy as np
 from fairshare.formulation import LinearProgram, RoundModel
 from fairshare.solvers.highs import HighsOutcome, solve_highs
 
-__all__ = ["greedy_round", "polish"]
+__all__ = ["greedy_round", "improve", "polish"]
+
+# The polish MILP is small and starts from a good incumbent: HiGHS's sub-MIP heuristics (RINS, RENS) and
+# root reduced-cost heuristic cost more time than they save there (measured: 105 ms -> 45 ms on a 138-column
+# round with the same result).
+_POLISH_OPTIONS = {"mip_heuristic_run_rins": False, "mip_heuristic_run_rens": False,
+                   "mip_heuristic_run_root_reduced_cost": False}
 
 
 def greedy_round(model: RoundModel, x_lp: np.ndarray) -> np.ndarray:
@@ -183,8 +189,9 @@ def polish(
     upper[at0 & (d < -(slack + tol))] = 0.0
     lower[at1 & (d > slack + tol)] = 1.0
     start = incumbent if (incumbent >= lower - 1e-9).all() and (incumbent <= upper + 1e-9).all() else None
-    out = solve_highs(lp, integer=True, time_limit=seconds, mip_rel_gap=1e-6, seed=seed, threads=threads,
-                      start=start, col_lower=lower, col_upper=upper, allow_infeasible=True)
+    out = solve_highs(lp, integer=True, time_limit=seconds, mip_rel_gap=gap, seed=seed, threads=threads,
+                      start=start, col_lower=lower, col_upper=upper, allow_infeasible=True,
+                      extra_options=_POLISH_OPTIONS)
     if out.model_status == "Infeasible":  # nothing better than the incumbent exists
         return incumbent, z_inc, True
     best, best_val = incumbent, z_inc

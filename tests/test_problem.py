@@ -262,6 +262,24 @@ def test_duplicate_json_key_is_rejected():
         RoundProblem.from_json(text_)
 
 
+@pytest.mark.xfail(strict=True, reason="bug: a scale too large for int64 (here 2**70) raises OverflowError instead "
+                   "of InvalidInputError (such a job can run nowhere)")
+def test_huge_scale_is_rejected_as_invalid_input():
+    with pytest.raises(InvalidInputError, match=r"`jobs\[1\]"):
+        RoundProblem.from_dict(setting(("jobs", 1, "scale"), 2**70)(base()))
+
+
+@pytest.mark.xfail(strict=True, reason="bug: a GPU count too large for int64 (here 1e20) raises OverflowError "
+                   "instead of being accepted or rejected with InvalidInputError")
+def test_huge_gpu_count_is_valid_or_invalid_input():
+    try:
+        p = RoundProblem.from_dict(setting(("gpus", "K80"), 10**20)(base()))
+    except InvalidInputError as exc:
+        assert "gpus.K80" in str(exc)
+    else:
+        assert p.capacity[2] > 0
+
+
 # ---------------------------------------------------------------- array constructor validation
 def _arrays(**changes: Any) -> dict[str, Any]:
     fields: dict[str, Any] = {

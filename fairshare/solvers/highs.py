@@ -90,6 +90,7 @@ class HighsOutcome:
     message: str
 
 
+_SCHEDULER: dict[str, int | None] = {"threads": None}
 _LP_ALGORITHMS = {"dual": "simplex", "primal": "simplex", "ipm": "ipm", "choose": "choose", "pdlp": "pdlp"}
 
 
@@ -107,6 +108,7 @@ def solve_highs(
     col_upper: np.ndarray | None = None,
     verbose: bool = False,
     allow_infeasible: bool = False,
+    extra_options: dict[str, Any] | None = None,
 ) -> HighsOutcome:
     """Solve ``lp`` (maximisation) with HiGHS, as an LP or, with ``integer=True``, a MILP over all of its columns
     that have upper bound 1 (the placement columns).
@@ -135,6 +137,8 @@ def solve_highs(
     allow_infeasible : bool
         Report infeasibility as an outcome (``model_status == "Infeasible"``) instead of raising; used when
         columns were fixed and an empty restricted problem is a valid answer.
+    extra_options : dict, optional
+        Further HiGHS options by their HiGHS names (e.g. ``{"run_crossover": "off"}``).
 
     Raises
     ------
@@ -147,8 +151,14 @@ def solve_highs(
         h.setOptionValue("time_limit", float(time_limit))
     h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
     h.setOptionValue("random_seed", int(seed))
-    if threads is not None:
-        h.setOptionValue("threads", int(threads))
+    if threads is not None and threads != _SCHEDULER["threads"]:
+        # HiGHS sizes one global thread pool at first use; a different count needs a reset first.
+        h.resetGlobalScheduler(True)
+        _SCHEDULER["threads"] = int(threads)
+    if _SCHEDULER["threads"] is not None:
+        h.setOptionValue("threads", _SCHEDULER["threads"])
+    for key, value in (extra_options or {}).items():
+        h.setOptionValue(key, value)
     if lp_algorithm not in _LP_ALGORITHMS:
         raise ValueError(f"`lp_algorithm` = {lp_algorithm!r}: expected one of {sorted(_LP_ALGORITHMS)}")
     h.setOptionValue("solver", _LP_ALGORITHMS[lp_algorithm])
@@ -183,8 +193,11 @@ def solve_highs(
         idx = np.arange(len(start), dtype=np.int32)
         h.setSolution(len(idx), idx, np.ascontiguousarray(start, np.float64))
     t0 = time.perf_counter()
-    h.run()
+    run_status = h.run()
     seconds = time.perf_counter() - t0
+    if run_status == highspy.HighsStatus.kError:
+        raise SolverError(f"HiGHS failed to run (model status {h.modelStatusToString(h.getModelStatus())!r}); "
+                          "check the options (for example `threads`) or report the round")
     ms = h.getModelStatus()
     text = h.modelStatusToString(ms)
     info = h.getInfo()
