@@ -35,7 +35,7 @@ from fairshare.solvers.highs import solve_highs
 __all__ = ["MODES", "SolveOptions", "allocate", "solve_model"]
 
 MODES = ("exact", "lp", "fast")
-_LOCAL_SEARCH_MAX_COLUMNS = 1500  # the local search is O(M * placed); beyond this, greedy is within 0.1 %
+_LOCAL_SEARCH_MAX_COLUMNS = 1000  # the local search is O(M * placed); beyond this, greedy is within 0.1 %
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +225,8 @@ def solve_model(model: RoundModel, *, mode: str = "fast", options: SolveOptions 
         return _result(model, out.x[: lp.num_placement_cols], Status.OPTIMAL, mode, 0.0, out.bound + offset,
                        build_s, solve_s, out.message, opts.relaxation)
     x = greedy_round(model, out.x)
-    if model.columns.num <= _LOCAL_SEARCH_MAX_COLUMNS:
+    if (model.columns.num <= _LOCAL_SEARCH_MAX_COLUMNS
+            and _rel_gap(out.bound, float(model.value @ x)) > opts.polish_gap):
         x = improve(model, x)
     x, bound, _ = polish(model, lp, out, x, seconds=opts.polish_seconds, gap=opts.polish_gap, seed=opts.seed,
                          threads=opts.threads)

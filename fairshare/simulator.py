@@ -224,6 +224,7 @@ def simulate(
     nxt = 0
     t = float(arrival[order[0]]) if n_all else 0.0
     rounds: list[RoundRecord] = []
+    pair_cache: tuple[bytes, Any] = (b"", None)
     bar = Progress(n_all, f"simulate {name or getattr(pol, 'name', 'policy')}", enabled=progress)
     n_finished = 0
     k = 0
@@ -236,8 +237,11 @@ def simulate(
             continue
         act = np.array(sorted(active), dtype=np.int64)  # trace order: deterministic tie-breaking
         if colocation and (max_pairs_per_job is None or max_pairs_per_job > 0):
-            pj, pg, pt = cat.colocation_candidates([models[i] for i in act], scale[act], gpu_types,
-                                                   max_per_job=max_pairs_per_job)
+            key_act = act.tobytes()
+            if key_act != pair_cache[0]:  # candidates depend only on the active set: reuse between changes
+                pair_cache = (key_act, cat.colocation_candidates([models[i] for i in act], scale[act], gpu_types,
+                                                                 max_per_job=max_pairs_per_job))
+            pj, pg, pt = pair_cache[1]
         else:
             pj, pg, pt = np.zeros((0, 2), np.int64), np.zeros(0, np.int64), np.zeros((0, 2))
         problem = RoundProblem(gpu_types=gpu_types, capacity=cap, job_ids=tuple(ids[i] for i in act),
@@ -264,7 +268,9 @@ def simulate(
         with np.errstate(divide="ignore", invalid="ignore"):
             need_time = np.where(placed, remaining / np.where(tau > 0, tau, 1.0), np.inf)
         run_time = np.where(placed, round_length - overhead, 0.0)
-        finishes = placed & (need_time <= run_time)
+        # a job whose work runs out within floating-point noise of the round's end finishes with the round
+        finishes = placed & (need_time <= run_time * (1.0 + 1e-12) + 1e-9 * (work[act] / np.maximum(tau, 1e-300)))
+        need_time = np.where(finishes, np.minimum(need_time, run_time), need_time)
         used = np.where(finishes, need_time, run_time)
         done_now = np.where(finishes, remaining, tau * used)
         busy = np.where(placed, overhead + used, 0.0)  # seconds the job's GPUs were held
