@@ -77,6 +77,7 @@ def water_fill(scale: np.ndarray, weight: np.ndarray, total: float) -> tuple[np.
     """
     s = np.asarray(scale, dtype=np.float64)
     w = np.asarray(weight, dtype=np.float64)
+    w = w / w.max()  # only ratios matter; this keeps sums of huge (finite) weights finite
     if s.sum() <= total:
         return s.copy(), float("inf")
     order = np.argsort(s / w, kind="stable")
@@ -89,7 +90,7 @@ def water_fill(scale: np.ndarray, weight: np.ndarray, total: float) -> tuple[np.
     theta_k = (total - cs[k_all]) / wt[k_all]
     k = int(np.argmax(theta_k <= r))
     theta = float(theta_k[k])
-    return np.minimum(s, theta * w), theta
+    return np.minimum(s, theta * w), theta / float(np.asarray(weight, dtype=np.float64).max())
 
 
 def fair_share(problem: RoundProblem) -> FairShare:

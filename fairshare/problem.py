@@ -29,6 +29,7 @@ from fairshare.errors import InvalidInputError
 
 __all__ = ["RoundProblem"]
 
+_MAX_COUNT = 2**53  # GPU counts and gang sizes beyond this are not meaningful (and not exact in float64)
 _TOP_KEYS = {"gpus", "jobs", "colocation", "epsilon", "fairness_weight"}
 _JOB_KEYS = {"id", "scale", "weight", "deficit", "throughput"}
 _PAIR_KEYS = {"jobs", "gpu", "throughput"}
@@ -308,7 +309,7 @@ class RoundProblem:
     def from_json(cls, text: str | bytes) -> RoundProblem:
         """Parse and validate a round document given as JSON text (spec section 6)."""
         try:
-            doc = json.loads(text)
+            doc = json.loads(text, object_pairs_hook=_no_duplicate_keys)
         except json.JSONDecodeError as exc:
             raise InvalidInputError("document", _clip(text), f"not valid JSON ({exc})") from None
         return cls.from_dict(doc)
@@ -334,6 +335,8 @@ class RoundProblem:
         for g, c in gpus.items():
             if not (_is_int(c) and c >= 0):
                 raise InvalidInputError(f"gpus.{g}", c, "must be a non-negative integer")
+            if c > _MAX_COUNT:
+                raise InvalidInputError(f"gpus.{g}", c, f"more GPUs than fairshare supports ({_MAX_COUNT})")
         gpu_types = tuple(str(g) for g in gpus)
         gidx = {g: i for i, g in enumerate(gpu_types)}
         capacity = np.array([int(gpus[g]) for g in gpu_types], dtype=np.int64)
@@ -367,6 +370,8 @@ class RoundProblem:
             s = job.get("scale", None)
             if not (_is_int(s) and s >= 1):
                 raise InvalidInputError(f"{where}.scale", s, "must be a positive integer")
+            if s > _MAX_COUNT:
+                raise InvalidInputError(where, jid, f"the job can run nowhere (scale {s} exceeds every GPU count)")
             scale[i] = int(s)
             w = job.get("weight", 1.0)
             if not (_is_number(w) and math.isfinite(w) and w > 0):
@@ -446,6 +451,15 @@ class RoundProblem:
     def to_json(self, **kwargs: Any) -> str:
         """JSON text of :meth:`to_dict`."""
         return json.dumps(self.to_dict(), **kwargs)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise InvalidInputError(key, value, "duplicate key in a JSON object (nothing is silently dropped)")
+        out[key] = value
+    return out
 
 
 def _no_unknown(obj: Mapping[str, Any], allowed: set[str], prefix: str) -> None:

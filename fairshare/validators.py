@@ -62,6 +62,13 @@ def allocation_violations(problem: RoundProblem, allocation: Allocation, *, tol:
         pairs[(a, b, g)] = (ta, tb)
         pairs[(b, a, g)] = (tb, ta)
     for pl in allocation.placements:
+        if pl.gpu not in gidx:
+            out.append(f"placement {pl.jobs} on unknown GPU type {pl.gpu!r}")
+            continue
+        unknown = [j for j in pl.jobs if j not in idx]
+        if unknown:
+            out.append(f"placement names unknown jobs {unknown}")
+            continue
         g = gidx[pl.gpu]
         members = [idx[j] for j in pl.jobs]
         used[g] += pl.gpus * pl.share
@@ -90,4 +97,8 @@ def allocation_violations(problem: RoundProblem, allocation: Allocation, *, tol:
         out.append("reported throughputs do not match the placements")
     if (allocation.next_deficit < -tol).any() or (allocation.job_shortfall < -tol).any():
         out.append("negative deficit or shortfall")
+    if len(allocation.progress) == p.num_jobs and len(allocation.next_deficit) == p.num_jobs:
+        expect = np.maximum(0.0, p.deficit + (1.0 - p.epsilon) - allocation.progress)
+        if not np.allclose(expect, allocation.next_deficit, rtol=1e-7, atol=1e-9):
+            out.append("next deficits differ from max(0, D + 1 - epsilon - rho)")
     return out

@@ -152,8 +152,6 @@ def test_hand_made_arrays_that_bypass_validation_are_rejected():
         fair_share(p)
 
 
-@pytest.mark.xfail(strict=True, raises=InvalidInputError, reason="bug: water_fill sums raw weights; two valid weights of 1e308 overflow to "
-                   "inf, every entitlement becomes 0 and the round is rejected as 'the job can run nowhere'")
 @pytest.mark.filterwarnings("ignore:overflow encountered")
 def test_huge_but_finite_weights_are_relative():
     # weights (1e308, 1e308) are equal weights: 2 jobs on 1 GPU get 1/2 each
