@@ -75,7 +75,7 @@ class SolveOptions:
     relaxation: str = "section3"
     backend: str = "highs"
     polish_seconds: float = 0.1
-    polish_gap: float = 2e-3
+    polish_gap: float = 1e-2
     verbose: bool = False
 
     def __post_init__(self) -> None:

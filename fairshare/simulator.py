@@ -269,7 +269,9 @@ def simulate(
             need_time = np.where(placed, remaining / np.where(tau > 0, tau, 1.0), np.inf)
         run_time = np.where(placed, round_length - overhead, 0.0)
         # a job whose work runs out within floating-point noise of the round's end finishes with the round
-        finishes = placed & (need_time <= run_time * (1.0 + 1e-12) + 1e-9 * (work[act] / np.maximum(tau, 1e-300)))
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            slack = 1e-9 * np.where(tau > 0, work[act] / np.where(tau > 0, tau, 1.0), 0.0)
+        finishes = placed & (need_time <= run_time * (1.0 + 1e-12) + slack)
         need_time = np.where(finishes, np.minimum(need_time, run_time), need_time)
         used = np.where(finishes, need_time, run_time)
         done_now = np.where(finishes, remaining, tau * used)
