@@ -79,8 +79,8 @@ def bench_one(n: int, seed: int, exact_limit: float, rows: list[dict]) -> None:
 
 def summarise(rows: list[dict]) -> str:
     """Median over seeds per (jobs, mode); worst value loss; speed-up of fast over exact per round."""
-    lines = ["| jobs | GPUs | pairs | mode | status | total s (median) | build s | solve s | objective "
-             "| shortfall | value loss (median / max) | E ratio (min) |",
+    lines = [("| jobs | GPUs | pairs | mode | status | total s (median) | build s | solve s | objective "
+              "| shortfall | value loss (median / max) | E ratio (min) |"),
              "|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|---:|"]
     sizes = sorted({r["jobs"] for r in rows})
     for n in sizes:
@@ -88,7 +88,9 @@ def summarise(rows: list[dict]) -> str:
             rs = [r for r in rows if r["jobs"] == n and r["mode"] == mode]
             if not rs:
                 continue
-            med = lambda k: float(np.median([r[k] for r in rs if r.get(k) is not None]))  # noqa: E731
+            def med(k: str, rs: list[dict] = rs) -> float:
+                return float(np.median([r[k] for r in rs if r.get(k) is not None]))
+
             statuses = ",".join(sorted({r["status"] for r in rs}))
             losses = [r["value_loss"] for r in rs if r.get("value_loss") is not None]
             ratios = [r["eff_ratio"] for r in rs if r.get("eff_ratio") is not None]

@@ -108,9 +108,9 @@ class SolveOptions:
 
 def _known(kw: dict[str, Any]) -> dict[str, Any]:
     names = {f.name for f in fields(SolveOptions)}
-    for k in kw:
+    for k, v in kw.items():
         if k not in names:
-            raise InvalidInputError(f"options.{k}", kw[k], f"unknown option (known: {', '.join(sorted(names))})")
+            raise InvalidInputError(f"options.{k}", v, f"unknown option (known: {', '.join(sorted(names))})")
     return kw
 
 

@@ -9,11 +9,10 @@ trace (see ``fairshare simulate --help``). Exit status: 0 on success, 2 on bad i
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Sequence
 
 from fairshare.allocate import MODES, allocate
 from fairshare.errors import InvalidInputError, SolverError

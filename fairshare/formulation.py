@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from fairshare.fair_share import FairShare, fair_share
 from fairshare.problem import RoundProblem
 
-__all__ = ["Columns", "RoundModel", "build_model", "LinearProgram"]
+__all__ = ["Columns", "LinearProgram", "RoundModel", "build_model"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -158,8 +158,30 @@ def _common(p: argparse.ArgumentParser) -> None:
     outg.add_argument("--workers", type=int, default=None, help="parallel processes (default: CPUs)")
 
 
+def _trace(args: argparse.Namespace) -> int:
+    from fairshare.traces import generate_trace, write_trace
+
+    trace = generate_trace(args.jobs, jobs_per_hour=args.jobs_per_hour, seed=args.seed,
+                           multi_gpu=not args.single_gpu, weighted_fraction=args.weighted_fraction,
+                           tenants=args.tenants, durations=args.durations)
+    write_trace(trace, args.output)
+    print(f"wrote {len(trace.id)} jobs to {args.output}", file=sys.stderr)
+    return 0
+
+
 def add_simulation_commands(sub: Any) -> None:
-    """Add ``simulate`` and ``compare`` to the ``fairshare`` command's subparsers."""
+    """Add ``trace``, ``simulate`` and ``compare`` to the ``fairshare`` command's subparsers."""
+    t = sub.add_parser("trace", help="generate a trace file with Gavel's recipe (CSV or JSON by suffix)")
+    t.add_argument("-o", "--output", required=True, help="trace file to write (.csv or .json)")
+    t.add_argument("--jobs", type=int, default=1000, help="number of jobs (default 1000)")
+    t.add_argument("--jobs-per-hour", type=float, default=6.0, help="Poisson arrival rate (default 6)")
+    t.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    t.add_argument("--single-gpu", action="store_true", help="all jobs scale 1")
+    t.add_argument("--weighted-fraction", type=float, default=0.0, help="fraction of jobs with weight 5")
+    t.add_argument("--tenants", type=int, default=0, help="number of tenants (default 0: none)")
+    t.add_argument("--durations", choices=("gavel", "philly"), default="gavel",
+                   help="duration distribution (default gavel)")
+    t.set_defaults(func=_trace)
     s = sub.add_parser("simulate", help="replay a trace with one policy")
     s.add_argument("--policy", default="fairshare", help="NAME or NAME:key=value,... (default fairshare)")
     _common(s)

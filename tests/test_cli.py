@@ -60,7 +60,7 @@ def test_time_limit_must_be_positive(capsys) -> None:
 
 def test_console_script_entry_point_runs() -> None:
     res = subprocess.run([sys.executable, "-m", "fairshare", "allocate", "--example"], capture_output=True,
-                         text=True, timeout=120)
+                         text=True, timeout=120, check=False)
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["mode"] == "fast"
     assert res.stderr == ""  # the library prints nothing of its own (HiGHS banner silenced)
@@ -93,3 +93,14 @@ def test_simulate_and_compare_write_table_records_and_figures(tmp_path, capsys) 
     assert main(["simulate", "--trace", str(trace), "--cluster", "V100=1", "--policy", "nope",
                  "--out", str(out)]) == 2
     assert "nope" in capsys.readouterr().err
+
+
+def test_trace_command_writes_a_readable_deterministic_trace(tmp_path) -> None:
+    from fairshare.traces import read_trace
+
+    a, b = tmp_path / "a.csv", tmp_path / "b.json"
+    assert main(["trace", "-o", str(a), "--jobs", "15", "--seed", "3", "--weighted-fraction", "0.2"]) == 0
+    assert main(["trace", "-o", str(b), "--jobs", "15", "--seed", "3", "--weighted-fraction", "0.2"]) == 0
+    ta, tb = read_trace(a), read_trace(b)
+    assert len(ta.id) == 15
+    assert ta.id == tb.id and (ta.iterations == tb.iterations).all() and (ta.weight == tb.weight).all()

@@ -43,7 +43,7 @@ def random_round(
     """
     rng = np.random.default_rng(seed)
     n = int(num_jobs)
-    total = max(8, int(round(n / 2))) if num_gpus is None else int(num_gpus)
+    total = max(8, round(n / 2)) if num_gpus is None else int(num_gpus)
     cap = np.floor(_CAP_SPLIT * total).astype(np.int64)
     cap[2] += total - cap.sum()
     scale = rng.choice(_SCALES, size=n, p=_SCALE_P)
