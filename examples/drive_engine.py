@@ -1,6 +1,6 @@
 """Drive fairshare from another scheduler: a worked example of :class:`fairshare.engine.Engine`.
 
-A toy cluster (2 V100, 2 P100, 2 K80) and eight jobs that arrive and finish over ten rounds of six minutes.
+A toy cluster (2 K80, 2 P100, 2 V100) and eight jobs that arrive and finish over ten rounds of six minutes.
 Each round the "scheduler" below
 
 1. lists the jobs active now (arrived, unfinished) and the co-location candidates among them,
@@ -41,7 +41,11 @@ from typing import Any
 from fairshare import Status
 from fairshare.engine import Engine
 
-CLUSTER = {"V100": 2, "P100": 2, "K80": 2}
+# GPU types in sorted order: Engine.save writes its state with sorted keys, so an engine reloaded from the
+# file sees the types in sorted order; giving them in that order from the start keeps every round
+# bit-for-bit identical across a restart (another order gives the same placements up to ties, with deficits
+# equal to within floating-point rounding).
+CLUSTER = {"K80": 2, "P100": 2, "V100": 2}
 ROUND_SECONDS = 360.0
 EPSILON = 0.1
 

@@ -1,4 +1,4 @@
-"""Efficiency against fairness: fairshare with fairness slack epsilon in {0, 0.05, 0.1, 0.2, 0.4} and no fairness.
+"""Efficiency against fairness: fairshare with slack epsilon in {0, 0.05, 0.1, 0.2, 0.4}, and no fairness.
 
 The round problem (spec round-problem.md) requires ``rho_j + sigma_j >= (1 - epsilon) + D_j`` with
 ``epsilon < 1``, so "epsilon = 1.0 (no fairness)" cannot be a fairshare run. It is the ``max-throughput``
@@ -22,13 +22,13 @@ a load well above capacity (mean demand ~190 best-GPU-hours per hour), so most r
 
 Usage::
 
-    python examples/tradeoff_epsilon.py            # full: 500 jobs x 2 seeds x 6 rows (see docs for time)
-    python examples/tradeoff_epsilon.py --quick    # 30 jobs on 8+8+8 GPUs at 12 jobs/h, 1 seed (~15 s)
+    python examples/tradeoff_epsilon.py            # full: 400 jobs x 2 seeds x 6 rows (see docs for time)
+    python examples/tradeoff_epsilon.py --quick    # 20 jobs on 8+8+8 GPUs, 1-hour rounds, 1 seed
     python examples/tradeoff_epsilon.py --jobs 1000 --seeds 0 1 2 --workers 2
 
-Outputs under ``--out`` (default ``docs/results/``): ``tradeoff_epsilon.md`` (tables), ``tradeoff_epsilon.csv``
-(one row per epsilon), ``tradeoff_epsilon_runs.csv`` (one row per run), ``tradeoff_epsilon_efficiency.png``
-and ``tradeoff_epsilon_ratios.png``. Progress lines go to stderr.
+Outputs under ``--out`` (default ``docs/results/``): ``tradeoff_epsilon.md`` (tables),
+``tradeoff_epsilon.csv`` (one row per epsilon), ``tradeoff_epsilon_runs.csv`` (one row per run),
+``tradeoff_epsilon_efficiency.png`` and ``tradeoff_epsilon_ratios.png``. Progress lines go to stderr.
 """
 
 from __future__ import annotations
@@ -48,8 +48,10 @@ from fairshare.sweep import RunSpec, run_sweep
 
 EPSILONS = (0.0, 0.05, 0.1, 0.2, 0.4)
 NO_FAIRNESS = 1.0  # the max-throughput row
-FULL = {"jobs": 500, "jobs_per_hour": 6.0, "cluster": "V100=36,P100=36,K80=36", "seeds": [0, 1]}
-QUICK = {"jobs": 30, "jobs_per_hour": 12.0, "cluster": "V100=8,P100=8,K80=8", "seeds": [0]}
+FULL = {"jobs": 400, "jobs_per_hour": 6.0, "cluster": "V100=36,P100=36,K80=36", "seeds": [0, 1],
+        "round_length": 360.0}
+QUICK = {"jobs": 20, "jobs_per_hour": 12.0, "cluster": "V100=8,P100=8,K80=8", "seeds": [0],
+         "round_length": 3600.0}
 RATIO_LOW = 0.95
 
 
@@ -61,15 +63,16 @@ def label(eps: float) -> str:
     return "1.0 (no fairness: max-throughput)" if eps >= NO_FAIRNESS else f"{eps:g}"
 
 
-def specs_for(eps: float, cluster: str, trace: dict) -> RunSpec:
+def specs_for(eps: float, cluster: str, trace: dict, round_length: float) -> RunSpec:
     if eps >= NO_FAIRNESS:
-        return RunSpec(policy="max-throughput", cluster=cluster, trace=trace, label=f"eps={label(eps)}")
+        return RunSpec(policy="max-throughput", cluster=cluster, trace=trace,
+                       sim_options={"round_length": round_length}, label=f"eps={label(eps)}")
     return RunSpec(policy="fairshare", cluster=cluster, trace=trace, policy_options={"mode": "fast"},
-                   sim_options={"epsilon": eps}, label=f"eps={eps:g}")
+                   sim_options={"epsilon": eps, "round_length": round_length}, label=f"eps={eps:g}")
 
 
 def saturated_efficiency(res: SimulationResult, capacity: int) -> tuple[float, float]:
-    """Mean ``E / C`` over rounds whose active jobs ask for >= ``capacity`` GPUs, and the share of such rounds."""
+    """Mean ``E / C`` over rounds whose active jobs ask for >= ``capacity`` GPUs; share of such rounds."""
     arr = np.array([j.arrival for j in res.jobs])
     fin = np.array([j.finish for j in res.jobs])
     fin = np.where(np.isfinite(fin), fin, np.inf)
@@ -93,7 +96,8 @@ def run_row(res: SimulationResult, eps: float, seed: int, capacity: int) -> dict
             "saturated_rounds": sat_share, "utilization": m.utilization, "mean_jct_h": m.mean_jct / 3600,
             "unfair_fraction": m.unfair_fraction, "jain": m.jain,
             "ratio_median": float(np.median(ratios)), "ratio_p5": float(np.percentile(ratios, 5)),
-            "ratio_p95": float(np.percentile(ratios, 95)), "ratio_below_095": float((ratios < RATIO_LOW).mean()),
+            "ratio_p95": float(np.percentile(ratios, 95)),
+            "ratio_below_095": float((ratios < RATIO_LOW).mean()),
             "mean_solver_ms": m.mean_solver_seconds * 1e3, "wall_s": res.wall_seconds}
 
 
@@ -153,10 +157,12 @@ def plot_efficiency(rows: list[dict], summary: list[dict], path: Path) -> None:
     """E/C (all rounds and saturated rounds) and utilisation against epsilon; the no-fairness end at x = 1."""
     fig, ax = _axes()
     xs = [s["epsilon"] for s in summary]
-    for key, name, mk in (("efficiency", "E/C, all rounds", "o"), ("efficiency_saturated", "E/C, saturated rounds", "s"),
+    for key, name, mk in (("efficiency", "E/C, all rounds", "o"),
+                          ("efficiency_saturated", "E/C, saturated rounds", "s"),
                           ("utilization", "GPU utilisation", "^")):
         line, = ax.plot(xs, [s[key] for s in summary], marker=mk, label=name)
-        ax.scatter([r["epsilon"] for r in rows], [r[key] for r in rows], s=10, alpha=0.4, color=line.get_color())
+        ax.scatter([r["epsilon"] for r in rows], [r[key] for r in rows], s=10, alpha=0.4,
+                   color=line.get_color())
     ax.set_xlabel("epsilon (fairness slack; 1.0 = no fairness, max-throughput)")
     ax.set_ylabel("fraction of capacity")
     ax.set_xticks(xs, [f"{x:g}" for x in xs])
@@ -191,11 +197,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--jobs-per-hour", type=float, help="arrival rate")
     p.add_argument("--cluster", help='e.g. "V100=36,P100=36,K80=36"')
     p.add_argument("--seeds", type=int, nargs="+", help="trace seeds")
+    p.add_argument("--round-length", type=float, help="seconds per round")
     p.add_argument("--epsilons", type=float, nargs="+", default=[*EPSILONS, NO_FAIRNESS],
                    help="values < 1 run fairshare; 1.0 runs max-throughput (no fairness)")
     a = p.parse_args(argv)
     cfg = dict(QUICK if a.quick else FULL)
-    for k in ("jobs", "jobs_per_hour", "cluster", "seeds"):
+    for k in ("jobs", "jobs_per_hour", "cluster", "seeds", "round_length"):
         if getattr(a, k) is not None:
             cfg[k] = getattr(a, k)
     eps_list = sorted(set(a.epsilons))
@@ -208,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for seed in cfg["seeds"]:
         trace = {"num_jobs": cfg["jobs"], "jobs_per_hour": cfg["jobs_per_hour"], "seed": seed}
         for eps in eps_list:
-            specs.append(specs_for(eps, cfg["cluster"], trace))
+            specs.append(specs_for(eps, cfg["cluster"], trace, cfg["round_length"]))
             keys.append((eps, seed))
     log(f"{len(specs)} runs: {cfg['jobs']} jobs at {cfg['jobs_per_hour']} jobs/h on {cfg['cluster']}, "
         f"seeds {cfg['seeds']}, epsilons {eps_list}, {a.workers} workers")
@@ -217,8 +224,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     wall = time.perf_counter() - t0
 
     rows = [run_row(res, eps, seed, capacity) for res, (eps, seed) in zip(results, keys, strict=True)]
-    ratios = {eps: np.concatenate([normalized_throughput(res.jobs) for res, k in zip(results, keys, strict=True)
-                                   if k[0] == eps]) for eps in eps_list}
+    pairs = list(zip(results, keys, strict=True))
+    ratios = {eps: np.concatenate([normalized_throughput(res.jobs) for res, k in pairs if k[0] == eps])
+              for eps in eps_list}
     summary = summarise(rows, ratios)
 
     stem = a.out / "tradeoff_epsilon"
@@ -228,10 +236,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     plot_ratios(ratios, a.out / "tradeoff_epsilon_ratios.png")
     run_cols = (("label", "epsilon", "s"), ("seed", "seed", "d"), *COLS[1:], ("wall_s", "wall (s)", ".0f"))
     md = [f"# Efficiency against fairness slack epsilon ({'quick' if a.quick else 'full'} size)", "",
-          f"Gavel-recipe traces, {cfg['jobs']} jobs at {cfg['jobs_per_hour']:g} jobs/h on {cfg['cluster']}, "
-          f"seeds {cfg['seeds']}; fairshare fast for epsilon < 1, max-throughput for 1.0 (no fairness). "
+          (f"Gavel-recipe traces, {cfg['jobs']} jobs at {cfg['jobs_per_hour']:g} jobs/h on {cfg['cluster']}, "
+          f"{cfg['round_length']:g} s rounds, seeds {cfg['seeds']}; fairshare fast for epsilon < 1, "
+          f"max-throughput for 1.0 (no fairness). "
           f"Means over seeds; ratio quantiles over the jobs of all seeds. Sweep wall time {wall:.0f} s "
-          f"with {a.workers} workers.", "", markdown(summary), "## Per run", "", markdown(rows, run_cols)]
+          f"with {a.workers} workers."), "", markdown(summary), "## Per run", "", markdown(rows, run_cols)]
     stem.with_suffix(".md").write_text("\n".join(md))
     log(f"done in {wall:.1f} s; wrote {stem}.md/.csv, tradeoff_epsilon_runs.csv and 2 PNGs")
     return 0

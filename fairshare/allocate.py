@@ -213,7 +213,7 @@ def solve_model(model: RoundModel, *, mode: str = "fast", options: SolveOptions 
         x = np.round(out.x)
         status = Status.OPTIMAL if out.optimal else Status.TIME_LIMIT
         value = float(model.value @ x)
-        gap = _rel_gap(out.bound, value) if not out.optimal else max(0.0, _rel_gap(out.bound, value))
+        gap = _rel_gap(out.bound, value)
         return _result(model, x, status, mode, gap, out.bound + model.obj_null, build_s, solve_s, out.message,
                        None)
     out = solve_highs(lp, integer=False, threads=opts.threads, seed=opts.seed, lp_algorithm=opts.lp_algorithm,

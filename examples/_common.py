@@ -1,0 +1,146 @@
+"""Shared helpers of ``examples/main_comparison.py`` and ``examples/gavel_crosscheck.py``.
+
+Aggregation over seeds (mean, min, max, std of one metric), Markdown/CSV table writers, a mean-JCT-vs-load
+figure and progress lines on stderr. Not part of the library API.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fairshare.metrics import RunMetrics
+
+__all__ = ["METRICS", "Agg", "Column", "aggregate", "log", "plot_vs_load", "write_tables"]
+
+_H = 3600.0
+_T0 = time.perf_counter()
+
+
+def log(msg: str) -> None:
+    """One progress line on stderr, with the seconds since the script started."""
+    print(f"[{time.perf_counter() - _T0:7.1f} s] {msg}", file=sys.stderr, flush=True)
+
+
+#: (csv name, markdown header, value of a RunMetrics, markdown format)
+METRICS: tuple[tuple[str, str, Callable[[RunMetrics], float], str], ...] = (
+    ("mean_jct_h", "mean JCT (h)", lambda m: m.mean_jct / _H, ".2f"),
+    ("p99_jct_h", "p99 JCT (h)", lambda m: m.p99_jct / _H, ".1f"),
+    ("makespan_h", "makespan (h)", lambda m: m.makespan / _H, ".1f"),
+    ("unfair_fraction", "unfair (rho>1.05)", lambda m: m.unfair_fraction, ".3f"),
+    ("max_rho", "max rho", lambda m: m.max_rho, ".2f"),
+    ("jain", "Jain", lambda m: m.jain, ".3f"),
+    ("efficiency", "E/C", lambda m: m.efficiency, ".3f"),
+    ("utilization", "utilisation", lambda m: m.utilization, ".3f"),
+    ("solver_ms", "solver/round (ms)", lambda m: m.mean_solver_seconds * 1e3, ".1f"),
+)
+
+
+@dataclass(frozen=True)
+class Agg:
+    """Mean, min, max and (population) std of one metric over seeds; nan values are ignored."""
+
+    mean: float
+    min: float
+    max: float
+    std: float
+    n: int
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Agg:
+        a = np.asarray(values, dtype=np.float64)
+        a = a[np.isfinite(a)]
+        if a.size == 0:
+            return cls(math.nan, math.nan, math.nan, math.nan, 0)
+        return cls(float(a.mean()), float(a.min()), float(a.max()), float(a.std()), int(a.size))
+
+    def md(self, spec: str) -> str:
+        """``mean [min–max]`` (just ``mean`` for one value)."""
+        if self.n == 0:
+            return "nan"
+        if self.n == 1 or self.min == self.max:
+            return format(self.mean, spec)
+        return f"{format(self.mean, spec)} [{format(self.min, spec)}–{format(self.max, spec)}]"
+
+
+def aggregate(metrics: Sequence[RunMetrics]) -> dict[str, Agg]:
+    """Every metric of :data:`METRICS` aggregated over the runs (one per seed)."""
+    return {name: Agg.of([get(m) for m in metrics]) for name, _, get, _ in METRICS}
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column: csv name, markdown header, value of a row, markdown format (``""``: as is)."""
+
+    name: str
+    header: str
+    get: Callable[[Mapping[str, Any]], Any]
+    spec: str = ""
+
+
+def write_tables(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], out: Path, stem: str,
+                 *, extra: Sequence[Column] = ()) -> tuple[Path, Path, str]:
+    """Write ``stem.md`` and ``stem.csv``: key columns, then every metric (mean [min–max]), then ``extra``.
+
+    A row holds its key values (``keys``) and ``"agg"`` (the result of :func:`aggregate`). The CSV has
+    ``<metric>_mean``, ``_min``, ``_max`` and ``_std`` per metric, at full precision.
+    """
+    md_head = [*keys, *(h for _, h, _, _ in METRICS), *(c.header for c in extra)]
+    lines = ["| " + " | ".join(md_head) + " |",
+             "|" + "|".join([":---"] * len(keys) + ["---:"] * (len(md_head) - len(keys))) + "|"]
+    for r in rows:
+        cells = [str(r[k]).replace("|", "\\|") for k in keys]
+        cells += [r["agg"][name].md(spec) for name, _, _, spec in METRICS]
+        cells += [format(c.get(r), c.spec) if c.spec else str(c.get(r)) for c in extra]
+        lines.append("| " + " | ".join(cells) + " |")
+    md = "\n".join(lines) + "\n"
+    md_path, csv_path = out / f"{stem}.md", out / f"{stem}.csv"
+    md_path.write_text(md)
+    with open(csv_path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow([*keys, *(f"{name}_{s}" for name, _, _, _ in METRICS for s in ("mean", "min", "max", "std")),
+                    *(c.name for c in extra)])
+        for r in rows:
+            w.writerow([*(r[k] for k in keys),
+                        *(repr(getattr(r["agg"][name], s)) for name, _, _, _ in METRICS
+                          for s in ("mean", "min", "max", "std")),
+                        *(c.get(r) for c in extra)])
+    return md_path, csv_path, md
+
+
+def plot_vs_load(series: Mapping[str, tuple[Sequence[float], Sequence[Agg]]], path: str | os.PathLike[str], *,
+                 ylabel: str, title: str, logy: bool = False, hline: float | None = None) -> Path:
+    """One line per series (``name -> (loads, Agg per load)``) with a min–max band; PNG at ``path``."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 4.0), dpi=150, layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.grid(True, alpha=0.3)
+    for name, (loads, aggs) in series.items():
+        x = np.asarray(loads, dtype=float)
+        y = np.array([a.mean for a in aggs])
+        (line,) = ax.plot(x, y, marker="o", label=name)
+        lo, hi = np.array([a.min for a in aggs]), np.array([a.max for a in aggs])
+        ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.12, linewidth=0)
+    if hline is not None:
+        ax.axhline(hline, color="k", linestyle="--", linewidth=1, label=f"published {hline:g}x")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel("input load (jobs/hour)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    p = Path(path)
+    fig.savefig(p, format="png", dpi=150)
+    return p

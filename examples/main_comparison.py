@@ -1,0 +1,171 @@
+"""Main comparison: every policy on continuous Gavel-recipe traces, several loads, 3 seeds, two clusters.
+
+Setup
+    Traces from :func:`fairshare.traces.generate_trace` (Gavel's recipe: Poisson arrivals at ``load`` jobs/hour,
+    Gavel's duration distribution, scales 1/2/4/8 with 70/10/15/5 %, models uniform over Gavel's 26 workloads,
+    work computed on the fastest of K80/P100/V100), seeds 0, 1, 2. Round length 360 s (the simulator's
+    default), co-location candidates capped at 4 per job, no restart overhead.
+
+    * Cluster ``het108`` = 36 V100 + 36 P100 + 36 K80, with the measured catalog, at every load.
+    * Cluster ``het108+h200`` = the same plus 8 H200, at the highest load only, on the *same* traces, with the
+      catalog's opt-in derived model ``load_catalog(derive=["gavel-on-h200")``: the H200 throughputs of
+      Gavel's workloads are **derived** (nearest measured H200 workload x ratio, see ``docs/catalog.md``),
+      not measured. Transformer, LM, Recommendation and A3C have no H200 data and never run there.
+
+Policies
+    fairshare (fast), gavel, gavel with space sharing (``gavel-ss``), las, ftf, gandiva-fair, max-throughput,
+    fifo; fairshare (exact) only with ``--exact`` (its per-round MILP is too slow for the full grid on 2
+    cores; see ``docs/results-comparison.md``).
+
+Outputs (under ``--out``, default ``docs/results/``)
+    ``main_comparison.md`` / ``.csv`` (one row per cluster x load x policy: mean over seeds with [min–max]),
+    ``main_comparison_jct_cdf.png`` (JCT CDF per policy at the highest load, jobs of all seeds pooled),
+    ``main_comparison_jct_vs_load.png`` (mean JCT vs load per policy, min–max band over seeds) and
+    ``main_comparison_h200_jct_cdf.png``.
+
+Sizes
+    ``--quick``: 12 jobs, load 6 jobs/h, seed 0 (smoke test, ~10 s).
+    Full (default): 300 jobs per trace, loads 2, 4, 6 jobs/h, seeds 0-2: 8 policies x 3 loads x 3 seeds on
+    ``het108`` plus 8 x 3 seeds on ``het108+h200`` = 96 simulations; measured run time in
+    ``docs/results-comparison.md``.
+
+Run::
+
+    python examples/main_comparison.py --workers 2            # full size
+    python examples/main_comparison.py --quick --out /tmp/q   # smoke test
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import Column, aggregate, log, plot_vs_load, write_tables  # noqa: E402
+
+from fairshare.catalog import load_catalog  # noqa: E402
+from fairshare.metrics import compute_metrics  # noqa: E402
+from fairshare.plots import plot_jct_cdf  # noqa: E402
+from fairshare.records import JobRecord  # noqa: E402
+from fairshare.sweep import RunSpec, run_sweep  # noqa: E402
+
+BASE_CLUSTER = "V100=36,P100=36,K80=36"
+H200_CLUSTER = "V100=36,P100=36,K80=36,H200=8"
+
+#: (label, registered policy, constructor options)
+POLICIES: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("fairshare", "fairshare", {"mode": "fast"}),
+    ("gavel", "gavel", {}),
+    ("gavel-ss", "gavel", {"space_sharing": True}),
+    ("las", "las", {}),
+    ("ftf", "ftf", {}),
+    ("gandiva-fair", "gandiva-fair", {}),
+    ("max-throughput", "max-throughput", {}),
+    ("fifo", "fifo", {}),
+)
+EXACT = ("fairshare-exact", "fairshare", {"mode": "exact"})
+
+FULL = {"num_jobs": 300, "loads": (2.0, 4.0, 6.0), "seeds": (0, 1, 2)}
+QUICK = {"num_jobs": 12, "loads": (6.0,), "seeds": (0,)}
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=Path("docs/results"), help="output directory")
+    ap.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    ap.add_argument("--quick", action="store_true", help="smoke-test size (12 jobs, one load, one seed)")
+    ap.add_argument("--num-jobs", type=int, help="jobs per trace (default 300; quick 12)")
+    ap.add_argument("--loads", type=float, nargs="+", help="loads in jobs/hour (default 2 4 6; quick 6)")
+    ap.add_argument("--seeds", type=int, nargs="+", help="trace seeds (default 0 1 2; quick 0)")
+    ap.add_argument("--exact", action="store_true", help="also run fairshare mode='exact' (slow)")
+    ap.add_argument("--no-h200", action="store_true", help="skip the cluster with H200s")
+    args = ap.parse_args(argv)
+    size = QUICK if args.quick else FULL
+    args.num_jobs = args.num_jobs or size["num_jobs"]
+    args.loads = tuple(sorted(args.loads or size["loads"]))
+    args.seeds = tuple(args.seeds if args.seeds is not None else size["seeds"])
+    return args
+
+
+def build_specs(args: argparse.Namespace) -> list[tuple[str, float, str, int, RunSpec]]:
+    """(cluster label, load, policy label, seed, spec) of every simulation."""
+    policies = list(POLICIES) + ([EXACT] if args.exact else [])
+    runs = []
+    clusters: list[tuple[str, str, tuple[float, ...], dict[str, Any]]] = [("het108", BASE_CLUSTER, args.loads, {})]
+    if not args.no_h200:
+        h200 = load_catalog(derive=["gavel-on-h200"])
+        clusters.append(("het108+h200", H200_CLUSTER, args.loads[-1:], {"catalog": h200}))
+    for cname, cluster, loads, sim in clusters:
+        for load in loads:
+            for label, pol, opts in policies:
+                for seed in args.seeds:
+                    trace = {"num_jobs": args.num_jobs, "jobs_per_hour": load, "seed": seed}
+                    runs.append((cname, load, label, seed, RunSpec(pol, cluster, trace, dict(opts), dict(sim),
+                                                                   f"{cname}/{label}/{load:g}jph/s{seed}")))
+    return runs
+
+
+def _pooled(jobs_by_seed: dict[int, Sequence[JobRecord]]) -> list[JobRecord]:
+    """Jobs of several seeds in one list, ids made unique by a seed prefix."""
+    return [dataclasses.replace(j, id=f"s{seed}:{j.id}") for seed, jobs in jobs_by_seed.items() for j in jobs]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    runs = build_specs(args)
+    log(f"main_comparison: {len(runs)} simulations, {args.num_jobs} jobs/trace, loads {list(args.loads)} jobs/h, "
+        f"seeds {list(args.seeds)}, {args.workers} workers")
+    t0 = time.perf_counter()
+    results = run_sweep([r[-1] for r in runs], max_workers=args.workers, progress=True)
+    wall = time.perf_counter() - t0
+    log(f"sweep done in {wall:.0f} s")
+
+    groups: dict[tuple[str, float, str], dict[int, Any]] = defaultdict(dict)
+    for (cname, load, label, seed, _), res in zip(runs, results, strict=True):
+        groups[(cname, load, label)][seed] = res
+    rows = []
+    for (cname, load, label), by_seed in groups.items():
+        ms = [compute_metrics(r.jobs, r.rounds) for r in by_seed.values()]
+        rows.append({"cluster": cname, "load (jobs/h)": f"{load:g}", "policy": label, "agg": aggregate(ms),
+                     "unfinished": sum(m.unfinished for m in ms),
+                     "sim_s": sum(r.wall_seconds for r in by_seed.values()) / len(by_seed)})
+    extra = (Column("unfinished_jobs", "unfinished", lambda r: r["unfinished"]),
+             Column("sim_wall_s", "sim wall (s)", lambda r: r["sim_s"], ".1f"))
+    md_path, csv_path, _ = write_tables(rows, ("cluster", "load (jobs/h)", "policy"), args.out, "main_comparison",
+                                        extra=extra)
+    log(f"wrote {md_path} and {csv_path}")
+
+    top = args.loads[-1]
+    labels = list(dict.fromkeys(r[2] for r in runs))
+    cdf = {label: _pooled({s: res.jobs for s, res in groups[("het108", top, label)].items()}) for label in labels}
+    p = plot_jct_cdf(cdf, args.out / "main_comparison_jct_cdf.png")
+    log(f"wrote {p}")
+    if ("het108+h200", top, labels[0]) in groups:
+        cdf = {label: _pooled({s: res.jobs for s, res in groups[("het108+h200", top, label)].items()})
+               for label in labels}
+        p = plot_jct_cdf(cdf, args.out / "main_comparison_h200_jct_cdf.png")
+        log(f"wrote {p}")
+    by_policy = {label: (list(args.loads),
+                         [next(r["agg"]["mean_jct_h"] for r in rows
+                               if r["cluster"] == "het108" and r["policy"] == label
+                               and r["load (jobs/h)"] == f"{load:g}") for load in args.loads])
+                 for label in labels}
+    p = plot_vs_load(by_policy, args.out / "main_comparison_jct_vs_load.png", ylabel="mean JCT (h)",
+                     title=f"36 V100 + 36 P100 + 36 K80, {args.num_jobs} jobs/trace, "
+                           f"{len(args.seeds)} seed(s): mean [min-max]", logy=True)
+    log(f"wrote {p}")
+    log(f"total {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
