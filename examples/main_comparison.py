@@ -24,7 +24,8 @@ Outputs (under ``--out``, default ``docs/results/``)
     ``main_comparison_h200_jct_cdf.png``.
 
 Sizes
-    ``--quick``: 12 jobs, load 6 jobs/h, seed 0 (smoke test, ~10 s).
+    ``--quick``: 10 jobs, load 6 jobs/h, seed 0, 1800-s rounds, at most 30 rounds (smoke test only: long
+    jobs stay unfinished; ~10-20 s).
     Full (default): 300 jobs per trace, loads 2, 4, 6 jobs/h, seeds 0-2: 8 policies x 3 loads x 3 seeds on
     ``het108`` plus 8 x 3 seeds on ``het108+h200`` = 96 simulations; measured run time in
     ``docs/results-comparison.md``.
@@ -72,8 +73,9 @@ POLICIES: tuple[tuple[str, str, dict[str, Any]], ...] = (
 )
 EXACT = ("fairshare-exact", "fairshare", {"mode": "exact"})
 
-FULL = {"num_jobs": 300, "loads": (2.0, 4.0, 6.0), "seeds": (0, 1, 2)}
-QUICK = {"num_jobs": 12, "loads": (6.0,), "seeds": (0,)}
+FULL = {"num_jobs": 300, "loads": (2.0, 4.0, 6.0), "seeds": (0, 1, 2), "round_length": 360.0, "max_rounds": None}
+#: smoke test: 30-minute rounds and at most 30 of them (15 h), so long jobs may stay unfinished
+QUICK = {"num_jobs": 10, "loads": (6.0,), "seeds": (0,), "round_length": 1800.0, "max_rounds": 30}
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -81,10 +83,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=Path("docs/results"), help="output directory")
     ap.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
-    ap.add_argument("--quick", action="store_true", help="smoke-test size (12 jobs, one load, one seed)")
-    ap.add_argument("--num-jobs", type=int, help="jobs per trace (default 300; quick 12)")
+    ap.add_argument("--quick", action="store_true", help="smoke-test size (10 jobs, one load, one seed, capped rounds)")
+    ap.add_argument("--num-jobs", type=int, help="jobs per trace (default 300; quick 10)")
     ap.add_argument("--loads", type=float, nargs="+", help="loads in jobs/hour (default 2 4 6; quick 6)")
     ap.add_argument("--seeds", type=int, nargs="+", help="trace seeds (default 0 1 2; quick 0)")
+    ap.add_argument("--round-length", type=float, help="round length in s (default 360; quick 1800)")
+    ap.add_argument("--max-rounds", type=int, help="stop each run after this many rounds (default none; quick 30)")
     ap.add_argument("--exact", action="store_true", help="also run fairshare mode='exact' (slow)")
     ap.add_argument("--no-h200", action="store_true", help="skip the cluster with H200s")
     args = ap.parse_args(argv)
@@ -92,6 +96,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.num_jobs = args.num_jobs or size["num_jobs"]
     args.loads = tuple(sorted(args.loads or size["loads"]))
     args.seeds = tuple(args.seeds if args.seeds is not None else size["seeds"])
+    args.round_length = args.round_length or size["round_length"]
+    args.max_rounds = args.max_rounds if args.max_rounds is not None else size["max_rounds"]
     return args
 
 
@@ -99,10 +105,11 @@ def build_specs(args: argparse.Namespace) -> list[tuple[str, float, str, int, Ru
     """(cluster label, load, policy label, seed, spec) of every simulation."""
     policies = list(POLICIES) + ([EXACT] if args.exact else [])
     runs = []
-    clusters: list[tuple[str, str, tuple[float, ...], dict[str, Any]]] = [("het108", BASE_CLUSTER, args.loads, {})]
+    base = {"round_length": args.round_length, "max_rounds": args.max_rounds}
+    clusters: list[tuple[str, str, tuple[float, ...], dict[str, Any]]] = [("het108", BASE_CLUSTER, args.loads, base)]
     if not args.no_h200:
         h200 = load_catalog(derive=["gavel-on-h200"])
-        clusters.append(("het108+h200", H200_CLUSTER, args.loads[-1:], {"catalog": h200}))
+        clusters.append(("het108+h200", H200_CLUSTER, args.loads[-1:], {**base, "catalog": h200}))
     for cname, cluster, loads, sim in clusters:
         for load in loads:
             for label, pol, opts in policies:
@@ -123,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     runs = build_specs(args)
     log(f"main_comparison: {len(runs)} simulations, {args.num_jobs} jobs/trace, loads {list(args.loads)} jobs/h, "
-        f"seeds {list(args.seeds)}, {args.workers} workers")
+        f"seeds {list(args.seeds)}, rounds {args.round_length:g} s (max {args.max_rounds}), {args.workers} workers")
     t0 = time.perf_counter()
     results = run_sweep([r[-1] for r in runs], max_workers=args.workers, progress=True)
     wall = time.perf_counter() - t0

@@ -82,6 +82,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SolverError as exc:
         print(f"fairshare: solver error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # output piped into a reader that stopped early (e.g. head)
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -162,6 +162,8 @@ class Engine:
             raise InvalidInputError("state", doc, "must be an object")
         if doc.get("version") != _STATE_VERSION:
             raise InvalidInputError("state.version", doc.get("version"), f"expected {_STATE_VERSION}")
+        if not isinstance(doc.get("gpus"), Mapping):
+            raise InvalidInputError("state.gpus", doc.get("gpus"), "missing or not an object")
         allowed = {"version", "gpus", "mode", "epsilon", "fairness_weight", "options", "round_index", "deficits"}
         for key in doc:
             if key not in allowed:
@@ -176,7 +178,7 @@ class Engine:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
         try:
             with os.fdopen(fd, "w") as f:
-                json.dump(self.state(), f, indent=2, sort_keys=True)
+                json.dump(self.state(), f, indent=2)  # key order kept: GPU type order matters
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)

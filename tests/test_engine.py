@@ -135,3 +135,13 @@ def test_deficits_never_negative(tputs, gpus, eps, rounds) -> None:
         assert (alloc.next_deficit >= 0).all()
         assert all(d >= 0 for d in eng.deficits.values())
         assert np.allclose(sorted(eng.deficits.values()), sorted(alloc.next_deficit.tolist()))
+
+
+def test_reload_keeps_gpu_type_order_and_rejects_missing_gpus(tmp_path) -> None:
+    eng = Engine({"V100": 1, "K80": 2, "A100": 1})
+    path = tmp_path / "s.json"
+    eng.save(path)
+    assert list(Engine.load(path).gpus) == ["V100", "K80", "A100"]
+    path.write_text(json.dumps({"version": 1}))
+    with pytest.raises(InvalidInputError, match=r"state\.gpus"):
+        Engine.load(path)

@@ -1,0 +1,153 @@
+"""Cross-check with Gavel (OSDI'20): heterogeneity-aware max-min fairness vs heterogeneity-agnostic LAS.
+
+Gavel reports that heterogeneity-aware policies improve average JCT by up to 3.5x over heterogeneity-agnostic
+ones (abstract; Figure 8: LAS vs heterogeneity-aware LAS on continuous single-GPU traces, 36 V100 + 36 P100 +
+36 K80, 6-minute rounds, average JCT of jobs 4000-5000 of a long trace, at input loads up to high load).
+This script runs ``gavel`` (the heterogeneity-aware max-min LP + Gavel's priority rounds) and ``las``
+(heterogeneity-agnostic least attained service) on the same recipe and reports, per load,
+
+    factor = mean JCT(las) / mean JCT(gavel)
+
+(mean JCT over seeds, then the ratio; the per-seed ratios' min–max next to it), beside the published 3.5x.
+
+Setup
+    :func:`fairshare.traces.generate_trace` with ``multi_gpu=False`` (every job on 1 GPU), Gavel's duration
+    distribution, models uniform over Gavel's 26 workloads, Poisson arrivals at each load, seeds 0, 1, 2,
+    cluster 36 V100 + 36 P100 + 36 K80, 360-s rounds, measured catalog. Finite traces: the mean is over every
+    job of the trace (not a steady-state window); see ``docs/results-comparison.md`` for the differences.
+    ``--space-sharing`` adds ``gavel`` with space sharing (``gavel-ss``).
+
+Outputs (under ``--out``, default ``docs/results/``)
+    ``gavel_crosscheck.md`` / ``.csv`` (one row per load x policy, mean over seeds with [min–max]),
+    ``gavel_crosscheck_factor.md`` / ``.csv`` (the factor per load), ``gavel_crosscheck_factor.png`` and
+    ``gavel_crosscheck_jct_vs_load.png``.
+
+Sizes
+    ``--quick``: 10 jobs, load 6 jobs/h, seed 0, 1800-s rounds capped at 30 (smoke test only; ~5 s).
+    Full (default): 300 jobs per trace, loads 2, 4, 6, 8 jobs/h, seeds 0-2 (24 simulations); measured run time
+    in ``docs/results-comparison.md``.
+
+Run::
+
+    python examples/gavel_crosscheck.py --workers 2
+    python examples/gavel_crosscheck.py --quick --out /tmp/q
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import Agg, Column, aggregate, log, plot_vs_load, write_tables  # noqa: E402
+
+from fairshare.metrics import compute_metrics  # noqa: E402
+from fairshare.sweep import RunSpec, run_sweep  # noqa: E402
+
+CLUSTER = "V100=36,P100=36,K80=36"
+PUBLISHED_FACTOR = 3.5
+POLICIES: tuple[tuple[str, str, dict[str, Any]], ...] = (("gavel", "gavel", {}), ("las", "las", {}))
+GAVEL_SS = ("gavel-ss", "gavel", {"space_sharing": True})
+
+FULL = {"num_jobs": 300, "loads": (2.0, 4.0, 6.0, 8.0), "seeds": (0, 1, 2), "round_length": 360.0,
+        "max_rounds": None}
+QUICK = {"num_jobs": 10, "loads": (6.0,), "seeds": (0,), "round_length": 1800.0, "max_rounds": 30}
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=Path("docs/results"), help="output directory")
+    ap.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    ap.add_argument("--quick", action="store_true", help="smoke-test size (10 jobs, one load, capped rounds)")
+    ap.add_argument("--num-jobs", type=int, help="jobs per trace (default 300; quick 10)")
+    ap.add_argument("--loads", type=float, nargs="+", help="loads in jobs/hour (default 2 4 6 8; quick 6)")
+    ap.add_argument("--seeds", type=int, nargs="+", help="trace seeds (default 0 1 2; quick 0)")
+    ap.add_argument("--round-length", type=float, help="round length in s (default 360; quick 1800)")
+    ap.add_argument("--max-rounds", type=int, help="stop each run after this many rounds (default none; quick 30)")
+    ap.add_argument("--space-sharing", action="store_true", help="also run gavel with space sharing")
+    args = ap.parse_args(argv)
+    size = QUICK if args.quick else FULL
+    args.num_jobs = args.num_jobs or size["num_jobs"]
+    args.loads = tuple(sorted(args.loads or size["loads"]))
+    args.seeds = tuple(args.seeds if args.seeds is not None else size["seeds"])
+    args.round_length = args.round_length or size["round_length"]
+    args.max_rounds = args.max_rounds if args.max_rounds is not None else size["max_rounds"]
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    policies = list(POLICIES) + ([GAVEL_SS] if args.space_sharing else [])
+    sim = {"round_length": args.round_length, "max_rounds": args.max_rounds}
+    runs = [(load, label, seed,
+             RunSpec(pol, CLUSTER, {"num_jobs": args.num_jobs, "jobs_per_hour": load, "seed": seed,
+                                    "multi_gpu": False}, dict(opts), dict(sim), f"{label}/{load:g}jph/s{seed}"))
+            for load in args.loads for label, pol, opts in policies for seed in args.seeds]
+    log(f"gavel_crosscheck: {len(runs)} simulations, {args.num_jobs} single-GPU jobs/trace, loads "
+        f"{list(args.loads)} jobs/h, seeds {list(args.seeds)}, rounds {args.round_length:g} s "
+        f"(max {args.max_rounds}), {args.workers} workers")
+    t0 = time.perf_counter()
+    results = run_sweep([r[-1] for r in runs], max_workers=args.workers, progress=True)
+    log(f"sweep done in {time.perf_counter() - t0:.0f} s")
+
+    metrics: dict[tuple[float, str], dict[int, Any]] = defaultdict(dict)
+    for (load, label, seed, _), res in zip(runs, results, strict=True):
+        metrics[(load, label)][seed] = compute_metrics(res.jobs, res.rounds)
+    rows = [{"load (jobs/h)": f"{load:g}", "policy": label, "agg": aggregate(list(by_seed.values())),
+             "unfinished": sum(m.unfinished for m in by_seed.values())}
+            for (load, label), by_seed in metrics.items()]
+    write_tables(rows, ("load (jobs/h)", "policy"), args.out, "gavel_crosscheck",
+                 extra=(Column("unfinished_jobs", "unfinished", lambda r: r["unfinished"]),))
+
+    # the factor per load
+    factors: list[dict[str, Any]] = []
+    for load in args.loads:
+        las, gav = metrics[(load, "las")], metrics[(load, "gavel")]
+        mean_las = Agg.of([m.mean_jct for m in las.values()]).mean
+        mean_gav = Agg.of([m.mean_jct for m in gav.values()]).mean
+        per_seed = Agg.of([las[s].mean_jct / gav[s].mean_jct for s in args.seeds])
+        f = mean_las / mean_gav if mean_gav > 0 else math.nan
+        factors.append({"load": load, "las_h": mean_las / 3600, "gavel_h": mean_gav / 3600, "factor": f,
+                        "per_seed": per_seed})
+    lines = ["| load (jobs/h) | mean JCT las (h) | mean JCT gavel (h) | factor las/gavel | per-seed factor "
+             "[min–max] | published (Gavel OSDI'20) |", "|---:|---:|---:|---:|---:|---:|"]
+    csv_lines = ["load_jobs_per_hour,mean_jct_las_h,mean_jct_gavel_h,factor,factor_seed_min,factor_seed_max,"
+                 "published_factor"]
+    for r in factors:
+        lines.append(f"| {r['load']:g} | {r['las_h']:.2f} | {r['gavel_h']:.2f} | {r['factor']:.2f} | "
+                     f"{r['per_seed'].md('.2f')} | up to {PUBLISHED_FACTOR:g} |")
+        csv_lines.append(f"{r['load']!r},{r['las_h']!r},{r['gavel_h']!r},{r['factor']!r},"
+                         f"{r['per_seed'].min!r},{r['per_seed'].max!r},{PUBLISHED_FACTOR!r}")
+    (args.out / "gavel_crosscheck_factor.md").write_text("\n".join(lines) + "\n")
+    (args.out / "gavel_crosscheck_factor.csv").write_text("\n".join(csv_lines) + "\n")
+    for r in factors:
+        log(f"load {r['load']:g} jobs/h: mean JCT las {r['las_h']:.2f} h, gavel {r['gavel_h']:.2f} h, "
+            f"factor {r['factor']:.2f} (published: up to {PUBLISHED_FACTOR:g})")
+
+    loads = list(args.loads)
+    plot_vs_load({"las / gavel": (loads, [Agg(r["factor"], r["per_seed"].min, r["per_seed"].max, math.nan, 1)
+                                           for r in factors])},
+                 args.out / "gavel_crosscheck_factor.png", ylabel="mean JCT(las) / mean JCT(gavel)",
+                 title=f"single-GPU Gavel-recipe traces, {args.num_jobs} jobs, 36/36/36 (band: per-seed min-max)",
+                 hline=PUBLISHED_FACTOR)
+    plot_vs_load({label: (loads, [next(r["agg"]["mean_jct_h"] for r in rows
+                                       if r["policy"] == label and r["load (jobs/h)"] == f"{load:g}")
+                                  for load in loads]) for label, _, _ in policies},
+                 args.out / "gavel_crosscheck_jct_vs_load.png", ylabel="mean JCT (h)",
+                 title=f"single-GPU traces, {args.num_jobs} jobs, {len(args.seeds)} seed(s): mean [min-max]",
+                 logy=True)
+    log(f"wrote tables and figures under {args.out} ({time.perf_counter() - t0:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

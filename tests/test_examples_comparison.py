@@ -1,0 +1,82 @@
+"""Smoke tests of examples/main_comparison.py and examples/gavel_crosscheck.py at ``--quick`` size."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import math
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"_example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _csv(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def comparison(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleType, Path]:
+    out = tmp_path_factory.mktemp("main_comparison")
+    mod = _load("main_comparison")
+    assert mod.main(["--quick", "--out", str(out)]) == 0
+    return mod, out
+
+
+@pytest.fixture(scope="module")
+def crosscheck(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleType, Path]:
+    out = tmp_path_factory.mktemp("gavel_crosscheck")
+    mod = _load("gavel_crosscheck")
+    assert mod.main(["--quick", "--out", str(out)]) == 0
+    return mod, out
+
+
+def test_comparison_writes_every_output(comparison: tuple[ModuleType, Path]) -> None:
+    _, out = comparison
+    for name in ("main_comparison.md", "main_comparison.csv"):
+        assert (out / name).stat().st_size > 0
+    for name in ("main_comparison_jct_cdf.png", "main_comparison_h200_jct_cdf.png",
+                 "main_comparison_jct_vs_load.png"):
+        assert (out / name).read_bytes()[:8] == PNG
+
+
+def test_comparison_has_a_row_per_policy_and_cluster(comparison: tuple[ModuleType, Path]) -> None:
+    mod, out = comparison
+    rows = _csv(out / "main_comparison.csv")
+    labels = [label for label, _, _ in mod.POLICIES]
+    assert len(labels) == 8
+    for cluster in ("het108", "het108+h200"):
+        assert sorted(r["policy"] for r in rows if r["cluster"] == cluster) == sorted(labels)
+    md = (out / "main_comparison.md").read_text().splitlines()
+    assert len(md) == 2 + len(rows)
+    for r in rows:
+        assert math.isfinite(float(r["utilization_mean"])) and float(r["utilization_mean"]) > 0
+        assert float(r["solver_ms_mean"]) >= 0
+
+
+def test_crosscheck_writes_a_finite_positive_factor(crosscheck: tuple[ModuleType, Path]) -> None:
+    mod, out = crosscheck
+    for name in ("gavel_crosscheck.md", "gavel_crosscheck.csv", "gavel_crosscheck_factor.md",
+                 "gavel_crosscheck_factor.csv"):
+        assert (out / name).stat().st_size > 0
+    for name in ("gavel_crosscheck_factor.png", "gavel_crosscheck_jct_vs_load.png"):
+        assert (out / name).read_bytes()[:8] == PNG
+    assert sorted(r["policy"] for r in _csv(out / "gavel_crosscheck.csv")) == ["gavel", "las"]
+    (row,) = _csv(out / "gavel_crosscheck_factor.csv")
+    factor = float(row["factor"])
+    assert math.isfinite(factor) and factor > 0
+    assert float(row["published_factor"]) == mod.PUBLISHED_FACTOR == 3.5
