@@ -8,7 +8,10 @@ This script runs ``gavel`` (the heterogeneity-aware max-min LP + Gavel's priorit
 
     factor = mean JCT(las) / mean JCT(gavel)
 
-(mean JCT over seeds, then the ratio; the per-seed ratios' min–max next to it), beside the published 3.5x.
+(mean JCT over seeds, then the ratio; the per-seed ratios' min–max next to it), beside the published 3.5x,
+and the same factor for ``equal-share`` (``gandiva-fair`` with ``trading=False``: equal time shares of every
+GPU type, blind to throughputs), which is closer to Gavel's own agnostic baseline (its max-min LP with all
+throughputs set to 1) than the Tiresias-style ``las``.
 
 Setup
     :func:`fairshare.traces.generate_trace` with ``multi_gpu=False`` (every job on 1 GPU), Gavel's duration
@@ -24,7 +27,7 @@ Outputs (under ``--out``, default ``docs/results/``)
 
 Sizes
     ``--quick``: 10 jobs, load 6 jobs/h, seed 0, 1800-s rounds capped at 30 (smoke test only; ~5 s).
-    Full (default): 300 jobs per trace, loads 2, 4, 6, 8 jobs/h, seeds 0-2 (24 simulations); measured run time
+    Full (default): 300 jobs per trace, loads 2, 4, 6, 8 jobs/h, seeds 0-2 (36 simulations); measured run time
     in ``docs/results-comparison.md``.
 
 Run::
@@ -46,14 +49,18 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Agg, Column, aggregate, log, plot_vs_load, write_tables  # noqa: E402
+from _common import Agg, Column, aggregate, log, plot_vs_load, write_tables
 
-from fairshare.metrics import compute_metrics  # noqa: E402
-from fairshare.sweep import RunSpec, run_sweep  # noqa: E402
+from fairshare.metrics import compute_metrics
+from fairshare.sweep import RunSpec, run_sweep
 
 CLUSTER = "V100=36,P100=36,K80=36"
 PUBLISHED_FACTOR = 3.5
-POLICIES: tuple[tuple[str, str, dict[str, Any]], ...] = (("gavel", "gavel", {}), ("las", "las", {}))
+#: gavel (aware) and las (agnostic, Tiresias-style), plus ``equal-share`` = gandiva-fair without trading: equal
+#: time shares of every type whatever the throughputs, the closest of our policies to Gavel's own agnostic
+#: baseline (its max-min LP with every throughput set to 1)
+POLICIES: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("gavel", "gavel", {}), ("las", "las", {}), ("equal-share", "gandiva-fair", {"trading": False}))
 GAVEL_SS = ("gavel-ss", "gavel", {"space_sharing": True})
 
 FULL = {"num_jobs": 300, "loads": (2.0, 4.0, 6.0, 8.0), "seeds": (0, 1, 2), "round_length": 360.0,
@@ -114,29 +121,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         las, gav = metrics[(load, "las")], metrics[(load, "gavel")]
         mean_las = Agg.of([m.mean_jct for m in las.values()]).mean
         mean_gav = Agg.of([m.mean_jct for m in gav.values()]).mean
+        eq = metrics[(load, "equal-share")]
+        mean_eq = Agg.of([m.mean_jct for m in eq.values()]).mean
         per_seed = Agg.of([las[s].mean_jct / gav[s].mean_jct for s in args.seeds])
         f = mean_las / mean_gav if mean_gav > 0 else math.nan
         factors.append({"load": load, "las_h": mean_las / 3600, "gavel_h": mean_gav / 3600, "factor": f,
-                        "per_seed": per_seed})
-    lines = ["| load (jobs/h) | mean JCT las (h) | mean JCT gavel (h) | factor las/gavel | per-seed factor "
-             "[min–max] | published (Gavel OSDI'20) |", "|---:|---:|---:|---:|---:|---:|"]
-    csv_lines = ["load_jobs_per_hour,mean_jct_las_h,mean_jct_gavel_h,factor,factor_seed_min,factor_seed_max,"
-                 "published_factor"]
+                        "per_seed": per_seed, "eq_h": mean_eq / 3600,
+                        "eq_factor": mean_eq / mean_gav if mean_gav > 0 else math.nan})
+    lines = [("| load (jobs/h) | mean JCT las (h) | mean JCT gavel (h) | factor las/gavel | per-seed factor "
+              "[min–max] | mean JCT equal-share (h) | factor equal-share/gavel | published (Gavel OSDI'20) |"),
+             "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    csv_lines = [("load_jobs_per_hour,mean_jct_las_h,mean_jct_gavel_h,factor,factor_seed_min,factor_seed_max,"
+                  "mean_jct_equal_share_h,factor_equal_share,published_factor")]
     for r in factors:
         lines.append(f"| {r['load']:g} | {r['las_h']:.2f} | {r['gavel_h']:.2f} | {r['factor']:.2f} | "
-                     f"{r['per_seed'].md('.2f')} | up to {PUBLISHED_FACTOR:g} |")
+                     f"{r['per_seed'].md('.2f')} | {r['eq_h']:.2f} | {r['eq_factor']:.2f} | up to {PUBLISHED_FACTOR:g} |")
         csv_lines.append(f"{r['load']!r},{r['las_h']!r},{r['gavel_h']!r},{r['factor']!r},"
-                         f"{r['per_seed'].min!r},{r['per_seed'].max!r},{PUBLISHED_FACTOR!r}")
+                         f"{r['per_seed'].min!r},{r['per_seed'].max!r},{r['eq_h']!r},{r['eq_factor']!r},"
+                         f"{PUBLISHED_FACTOR!r}")
     (args.out / "gavel_crosscheck_factor.md").write_text("\n".join(lines) + "\n")
     (args.out / "gavel_crosscheck_factor.csv").write_text("\n".join(csv_lines) + "\n")
     for r in factors:
         log(f"load {r['load']:g} jobs/h: mean JCT las {r['las_h']:.2f} h, gavel {r['gavel_h']:.2f} h, "
-            f"factor {r['factor']:.2f} (published: up to {PUBLISHED_FACTOR:g})")
+            f"factor {r['factor']:.2f}; equal-share {r['eq_h']:.2f} h, factor {r['eq_factor']:.2f} "
+            f"(published: up to {PUBLISHED_FACTOR:g})")
 
     loads = list(args.loads)
     plot_vs_load({"las / gavel": (loads, [Agg(r["factor"], r["per_seed"].min, r["per_seed"].max, math.nan, 1)
-                                           for r in factors])},
-                 args.out / "gavel_crosscheck_factor.png", ylabel="mean JCT(las) / mean JCT(gavel)",
+                                           for r in factors]),
+                  "equal-share / gavel": (loads, [Agg.of([r["eq_factor"]]) for r in factors])},
+                 args.out / "gavel_crosscheck_factor.png", ylabel="mean JCT(agnostic) / mean JCT(gavel)",
                  title=f"single-GPU Gavel-recipe traces, {args.num_jobs} jobs, 36/36/36 (band: per-seed min-max)",
                  hline=PUBLISHED_FACTOR)
     plot_vs_load({label: (loads, [next(r["agg"]["mean_jct_h"] for r in rows

@@ -26,7 +26,7 @@ Outputs (under ``--out``, default ``docs/results/``)
 Sizes
     ``--quick``: 10 jobs, load 6 jobs/h, seed 0, 1800-s rounds, at most 30 rounds (smoke test only: long
     jobs stay unfinished; ~10-20 s).
-    Full (default): 300 jobs per trace, loads 2, 4, 6 jobs/h, seeds 0-2: 8 policies x 3 loads x 3 seeds on
+    Full (default): 300 jobs per trace, loads 1, 2, 4 jobs/h, seeds 0-2: 8 policies x 3 loads x 3 seeds on
     ``het108`` plus 8 x 3 seeds on ``het108+h200`` = 96 simulations; measured run time in
     ``docs/results-comparison.md``.
 
@@ -49,13 +49,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Column, aggregate, log, plot_vs_load, write_tables  # noqa: E402
+from _common import Column, aggregate, log, plot_vs_load, write_tables
 
-from fairshare.catalog import load_catalog  # noqa: E402
-from fairshare.metrics import compute_metrics  # noqa: E402
-from fairshare.plots import plot_jct_cdf  # noqa: E402
-from fairshare.records import JobRecord  # noqa: E402
-from fairshare.sweep import RunSpec, run_sweep  # noqa: E402
+from fairshare.catalog import load_catalog
+from fairshare.metrics import compute_metrics
+from fairshare.plots import plot_jct_cdf
+from fairshare.records import JobRecord
+from fairshare.sweep import RunSpec, run_sweep
 
 BASE_CLUSTER = "V100=36,P100=36,K80=36"
 H200_CLUSTER = "V100=36,P100=36,K80=36,H200=8"
@@ -73,7 +73,7 @@ POLICIES: tuple[tuple[str, str, dict[str, Any]], ...] = (
 )
 EXACT = ("fairshare-exact", "fairshare", {"mode": "exact"})
 
-FULL = {"num_jobs": 300, "loads": (2.0, 4.0, 6.0), "seeds": (0, 1, 2), "round_length": 360.0, "max_rounds": None}
+FULL = {"num_jobs": 300, "loads": (1.0, 2.0, 4.0), "seeds": (0, 1, 2), "round_length": 360.0, "max_rounds": None}
 #: smoke test: 30-minute rounds and at most 30 of them (15 h), so long jobs may stay unfinished
 QUICK = {"num_jobs": 10, "loads": (6.0,), "seeds": (0,), "round_length": 1800.0, "max_rounds": 30}
 
@@ -85,7 +85,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     ap.add_argument("--quick", action="store_true", help="smoke-test size (10 jobs, one load, one seed, capped rounds)")
     ap.add_argument("--num-jobs", type=int, help="jobs per trace (default 300; quick 10)")
-    ap.add_argument("--loads", type=float, nargs="+", help="loads in jobs/hour (default 2 4 6; quick 6)")
+    ap.add_argument("--loads", type=float, nargs="+", help="loads in jobs/hour (default 1 2 4; quick 6)")
     ap.add_argument("--seeds", type=int, nargs="+", help="trace seeds (default 0 1 2; quick 0)")
     ap.add_argument("--round-length", type=float, help="round length in s (default 360; quick 1800)")
     ap.add_argument("--max-rounds", type=int, help="stop each run after this many rounds (default none; quick 30)")

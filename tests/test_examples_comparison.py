@@ -75,8 +75,9 @@ def test_crosscheck_writes_a_finite_positive_factor(crosscheck: tuple[ModuleType
         assert (out / name).stat().st_size > 0
     for name in ("gavel_crosscheck_factor.png", "gavel_crosscheck_jct_vs_load.png"):
         assert (out / name).read_bytes()[:8] == PNG
-    assert sorted(r["policy"] for r in _csv(out / "gavel_crosscheck.csv")) == ["gavel", "las"]
+    assert sorted(r["policy"] for r in _csv(out / "gavel_crosscheck.csv")) == ["equal-share", "gavel", "las"]
     (row,) = _csv(out / "gavel_crosscheck_factor.csv")
     factor = float(row["factor"])
     assert math.isfinite(factor) and factor > 0
+    assert math.isfinite(float(row["factor_equal_share"])) and float(row["factor_equal_share"]) > 0
     assert float(row["published_factor"]) == mod.PUBLISHED_FACTOR == 3.5
