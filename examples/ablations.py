@@ -21,8 +21,8 @@ rho, absolute for fractions), seed by seed on the same trace, then averaged.
 
 Usage::
 
-    python examples/ablations.py             # full: 200 jobs x 2 seeds x 5 variants (see docs for time)
-    python examples/ablations.py --quick     # 24 jobs on 8+8+8 GPUs, 1-hour rounds, 1 seed (~15 s)
+    python examples/ablations.py             # full: 200 jobs x 2 seeds x 5 variants (16 min, loaded box)
+    python examples/ablations.py --quick     # 24 jobs on 8+8+8 GPUs, 1-hour rounds, 1 seed (~6 s)
     python examples/ablations.py --variants full exact --jobs 200 --seeds 0
 
 Outputs under ``--out`` (default ``docs/results/``): ``ablations.md``, ``ablations.csv`` (one row per
@@ -142,6 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for k in ("jobs", "jobs_per_hour", "cluster", "seeds", "round_length"):
         if getattr(a, k) is not None:
             cfg[k] = getattr(a, k)
+    size = "quick" if a.quick else ("full" if cfg == FULL else "custom")
     variants = list(dict.fromkeys(a.variants))
     a.out.mkdir(parents=True, exist_ok=True)
 
@@ -184,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                      for k, h, _, kind in COLS if kind))
     run_cols = (("variant", "variant", "s"), ("seed", "seed", "d"), *((k, h, f) for k, h, f, _ in COLS),
                 ("wall_s", "wall (s)", ".0f"))
-    md = [f"# Ablations of fairshare ({'quick' if a.quick else 'full'} size)", "",
+    md = [f"# Ablations of fairshare ({size} size)", "",
           (f"Gavel-recipe traces, {cfg['jobs']} jobs at {cfg['jobs_per_hour']:g} jobs/h on {cfg['cluster']}, "
           f"{cfg['round_length']:g} s rounds, epsilon {a.epsilon:g}, seeds {cfg['seeds']}; exact with a "
           f"{a.exact_time_limit:g} s limit per round. Means over seeds. Sweep wall time {wall:.0f} s with "

@@ -44,15 +44,15 @@ def main(argv: list[str] | None = None) -> int:
     st = np.array([r.solver_seconds for r in res.rounds])
     aj = np.array([r.active_jobs for r in res.rounds])
     m = res.metrics()
-    lines = [f"# Simulation benchmark: {args.jobs} jobs at {args.jobs_per_hour} jobs/h, seed {args.seed}, "
-             f"{args.cluster}, policy {args.policy} ({args.mode if args.policy == 'fairshare' else 'default'})",
+    lines = [(f"# Simulation benchmark: {args.jobs} jobs at {args.jobs_per_hour} jobs/h, seed {args.seed}, "
+             f"{args.cluster}, policy {args.policy} ({args.mode if args.policy == 'fairshare' else 'default'})"),
              "",
              f"- wall time: {wall:.1f} s for {len(res.rounds)} rounds ({m.finished} of {m.jobs} jobs finished)",
-             f"- policy time per round: mean {st.mean() * 1e3:.1f} ms, p50 {np.median(st) * 1e3:.1f} ms, "
-             f"p99 {np.percentile(st, 99) * 1e3:.1f} ms, max {st.max() * 1e3:.1f} ms",
+             (f"- policy time per round: mean {st.mean() * 1e3:.1f} ms, p50 {np.median(st) * 1e3:.1f} ms, "
+             f"p99 {np.percentile(st, 99) * 1e3:.1f} ms, max {st.max() * 1e3:.1f} ms"),
              f"- active jobs per round: mean {aj.mean():.0f}, max {aj.max()}",
-             f"- mean JCT {m.mean_jct / 3600:.2f} h, makespan {m.makespan / 3600:.1f} h, E/C {m.efficiency:.3f}, "
-             f"utilisation {m.utilization:.3f}", "",
+             (f"- mean JCT {m.mean_jct / 3600:.2f} h, makespan {m.makespan / 3600:.1f} h, E/C {m.efficiency:.3f}, "
+             f"utilisation {m.utilization:.3f}"), "",
              "| active jobs | rounds | mean policy ms |", "|---|---:|---:|"]
     for lo in range(0, int(aj.max()) + 1, 100):
         sel = (aj >= lo) & (aj < lo + 100)

@@ -22,8 +22,8 @@ a load well above capacity (mean demand ~190 best-GPU-hours per hour), so most r
 
 Usage::
 
-    python examples/tradeoff_epsilon.py            # full: 400 jobs x 2 seeds x 6 rows (see docs for time)
-    python examples/tradeoff_epsilon.py --quick    # 20 jobs on 8+8+8 GPUs, 1-hour rounds, 1 seed
+    python examples/tradeoff_epsilon.py            # full: 400 jobs x 2 seeds x 6 rows (16 min, loaded box)
+    python examples/tradeoff_epsilon.py --quick    # 20 jobs on 8+8+8 GPUs, 1-hour rounds, 1 seed (~4 s)
     python examples/tradeoff_epsilon.py --jobs 1000 --seeds 0 1 2 --workers 2
 
 Outputs under ``--out`` (default ``docs/results/``): ``tradeoff_epsilon.md`` (tables),
@@ -206,6 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for k in ("jobs", "jobs_per_hour", "cluster", "seeds", "round_length"):
         if getattr(a, k) is not None:
             cfg[k] = getattr(a, k)
+    size = "quick" if a.quick else ("full" if cfg == FULL else "custom")
     eps_list = sorted(set(a.epsilons))
     if any(e < 0 or (1 > e > 0.999) or e > 1 for e in eps_list):
         p.error("--epsilons: values must be in [0, 0.999] or exactly 1.0 (no fairness)")
@@ -236,7 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     plot_efficiency(rows, summary, a.out / "tradeoff_epsilon_efficiency.png")
     plot_ratios(ratios, a.out / "tradeoff_epsilon_ratios.png")
     run_cols = (("label", "epsilon", "s"), ("seed", "seed", "d"), *COLS[1:], ("wall_s", "wall (s)", ".0f"))
-    md = [f"# Efficiency against fairness slack epsilon ({'quick' if a.quick else 'full'} size)", "",
+    md = [f"# Efficiency against fairness slack epsilon ({size} size)", "",
           (f"Gavel-recipe traces, {cfg['jobs']} jobs at {cfg['jobs_per_hour']:g} jobs/h on {cfg['cluster']}, "
           f"{cfg['round_length']:g} s rounds, seeds {cfg['seeds']}; fairshare fast for epsilon < 1, "
           f"max-throughput for 1.0 (no fairness). "

@@ -62,7 +62,8 @@ class SolveOptions:
     backend : {"highs", "pyomo"}
         ``exact`` and ``lp`` only: the array-built model on highspy, or the Pyomo reference model.
     polish_seconds : float
-        ``fast``: time budget of the polish MILP (0 disables polish).
+        ``fast``: safety time limit of the polish MILP, which is bounded by 200 branch-and-bound nodes so
+        that results do not depend on machine load (0 disables polish).
     polish_gap : float
         ``fast``: polish only when the certified relative gap to the LP bound exceeds this.
     verbose : bool
@@ -76,7 +77,7 @@ class SolveOptions:
     lp_algorithm: str = "auto"
     relaxation: str = "section3"
     backend: str = "highs"
-    polish_seconds: float = 0.1
+    polish_seconds: float = 1.0
     polish_gap: float = 1e-2
     verbose: bool = False
 
