@@ -18,7 +18,8 @@ def load(name: str):
 
 def test_bench_round_quick(tmp_path) -> None:
     assert load("bench_round").main(["--quick", "--out", str(tmp_path)]) == 0
-    rows = list(csv.DictReader(open(tmp_path / "bench_round.csv")))
+    with open(tmp_path / "bench_round.csv") as f:
+        rows = list(csv.DictReader(f))
     modes = {(r["jobs"], r["mode"]) for r in rows}
     assert {("64", m) for m in ("fast", "lp", "exact", "plain-round")} <= modes
     for r in rows:
