@@ -27,8 +27,8 @@ Outputs (under ``--out``, default ``docs/results/``)
 
 Sizes
     ``--quick``: 10 jobs, load 6 jobs/h, seed 0, 1800-s rounds capped at 30 (smoke test only; ~5 s).
-    Full (default): 300 jobs per trace, loads 2, 4, 6, 8 jobs/h, seeds 0-2 (36 simulations); measured run time
-    in ``docs/results-comparison.md``.
+    Full (default): 1,000 jobs per trace, loads 4.5, 6, 7.5, 9 jobs/h, seeds 0-2 (36 simulations): 411 s on
+    2 workers (measured; ``docs/results-comparison.md``).
 
 Run::
 
@@ -63,7 +63,7 @@ POLICIES: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("gavel", "gavel", {}), ("las", "las", {}), ("equal-share", "gandiva-fair", {"trading": False}))
 GAVEL_SS = ("gavel-ss", "gavel", {"space_sharing": True})
 
-FULL = {"num_jobs": 300, "loads": (2.0, 4.0, 6.0, 8.0), "seeds": (0, 1, 2), "round_length": 360.0,
+FULL = {"num_jobs": 1000, "loads": (4.5, 6.0, 7.5, 9.0), "seeds": (0, 1, 2), "round_length": 360.0,
         "max_rounds": None}
 QUICK = {"num_jobs": 10, "loads": (6.0,), "seeds": (0,), "round_length": 1800.0, "max_rounds": 30}
 
@@ -74,8 +74,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--out", type=Path, default=Path("docs/results"), help="output directory")
     ap.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     ap.add_argument("--quick", action="store_true", help="smoke-test size (10 jobs, one load, capped rounds)")
-    ap.add_argument("--num-jobs", type=int, help="jobs per trace (default 300; quick 10)")
-    ap.add_argument("--loads", type=float, nargs="+", help="loads in jobs/hour (default 2 4 6 8; quick 6)")
+    ap.add_argument("--num-jobs", type=int, help="jobs per trace (default 1000; quick 10)")
+    ap.add_argument("--loads", type=float, nargs="+", help="loads in jobs/hour (default 4.5 6 7.5 9; quick 6)")
     ap.add_argument("--seeds", type=int, nargs="+", help="trace seeds (default 0 1 2; quick 0)")
     ap.add_argument("--round-length", type=float, help="round length in s (default 360; quick 1800)")
     ap.add_argument("--max-rounds", type=int, help="stop each run after this many rounds (default none; quick 30)")
