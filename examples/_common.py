@@ -6,6 +6,7 @@ figure and progress lines on stderr. Not part of the library API.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import math
 import os
@@ -144,3 +145,35 @@ def plot_vs_load(series: Mapping[str, tuple[Sequence[float], Sequence[Agg]]], pa
     p = Path(path)
     fig.savefig(p, format="png", dpi=150)
     return p
+
+
+def size_arguments(ap: argparse.ArgumentParser, full: Mapping[str, Any], quick: Mapping[str, Any]) -> None:
+    """The arguments every sweep script shares: output, workers, and the size of the sweep."""
+    def fmt(v: Any) -> str:
+        return " ".join(f"{x:g}" for x in v) if isinstance(v, tuple) else ("none" if v is None else f"{v:g}")
+
+    ap.add_argument("--out", type=Path, default=Path("docs/results"), help="output directory")
+    ap.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    ap.add_argument("--quick", action="store_true", help="smoke-test size (few jobs, one load, capped rounds)")
+    ap.add_argument("--num-jobs", type=int,
+                    help=f"jobs per trace (default {full['num_jobs']}; quick {quick['num_jobs']})")
+    ap.add_argument("--loads", type=float, nargs="+",
+                    help=f"loads in jobs/hour (default {fmt(full['loads'])}; quick {fmt(quick['loads'])})")
+    ap.add_argument("--seeds", type=int, nargs="+",
+                    help=f"trace seeds (default {fmt(full['seeds'])}; quick {fmt(quick['seeds'])})")
+    ap.add_argument("--round-length", type=float,
+                    help=f"round length in s (default {fmt(full['round_length'])}; quick {fmt(quick['round_length'])})")
+    ap.add_argument("--max-rounds", type=int,
+                    help=f"stop each run after this many rounds (default {fmt(full['max_rounds'])}; "
+                         f"quick {fmt(quick['max_rounds'])})")
+
+
+def resolve_size(args: argparse.Namespace, full: Mapping[str, Any], quick: Mapping[str, Any]) -> argparse.Namespace:
+    """Fill the size arguments left unset from the full or the quick size."""
+    size = quick if args.quick else full
+    args.num_jobs = args.num_jobs or size["num_jobs"]
+    args.loads = tuple(sorted(args.loads or size["loads"]))
+    args.seeds = tuple(args.seeds if args.seeds is not None else size["seeds"])
+    args.round_length = args.round_length or size["round_length"]
+    args.max_rounds = args.max_rounds if args.max_rounds is not None else size["max_rounds"]
+    return args

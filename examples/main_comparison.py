@@ -49,7 +49,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Column, aggregate, log, plot_vs_load, write_tables
+from _common import Column, aggregate, log, plot_vs_load, resolve_size, size_arguments, write_tables
 
 from fairshare.catalog import load_catalog
 from fairshare.metrics import compute_metrics
@@ -81,24 +81,10 @@ QUICK = {"num_jobs": 10, "loads": (6.0,), "seeds": (0,), "round_length": 1800.0,
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=Path("docs/results"), help="output directory")
-    ap.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
-    ap.add_argument("--quick", action="store_true", help="smoke-test size (10 jobs, one load, one seed, capped rounds)")
-    ap.add_argument("--num-jobs", type=int, help="jobs per trace (default 300; quick 10)")
-    ap.add_argument("--loads", type=float, nargs="+", help="loads in jobs/hour (default 1 2 4; quick 6)")
-    ap.add_argument("--seeds", type=int, nargs="+", help="trace seeds (default 0 1 2; quick 0)")
-    ap.add_argument("--round-length", type=float, help="round length in s (default 360; quick 1800)")
-    ap.add_argument("--max-rounds", type=int, help="stop each run after this many rounds (default none; quick 30)")
+    size_arguments(ap, FULL, QUICK)
     ap.add_argument("--exact", action="store_true", help="also run fairshare mode='exact' (slow)")
     ap.add_argument("--no-h200", action="store_true", help="skip the cluster with H200s")
-    args = ap.parse_args(argv)
-    size = QUICK if args.quick else FULL
-    args.num_jobs = args.num_jobs or size["num_jobs"]
-    args.loads = tuple(sorted(args.loads or size["loads"]))
-    args.seeds = tuple(args.seeds if args.seeds is not None else size["seeds"])
-    args.round_length = args.round_length or size["round_length"]
-    args.max_rounds = args.max_rounds if args.max_rounds is not None else size["max_rounds"]
-    return args
+    return resolve_size(ap.parse_args(argv), FULL, QUICK)
 
 
 def build_specs(args: argparse.Namespace) -> list[tuple[str, float, str, int, RunSpec]]:
