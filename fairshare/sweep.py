@@ -15,6 +15,7 @@ and results come back in the order of ``specs`` whatever order the tasks finish 
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -67,6 +68,17 @@ def run_spec(spec: RunSpec) -> SimulationResult:
                     name=spec.label or spec.policy, **opts)
 
 
+def _safe_context() -> multiprocessing.context.BaseContext:
+    """Worker processes that do not inherit this process's threads.
+
+    HiGHS keeps a pool of worker threads once it has solved anything; a child *forked* from such a process
+    inherits its locks but not its threads and can deadlock in its first solve. ``forkserver`` (children
+    forked from a clean server process) or ``spawn`` avoid that.
+    """
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
 def run_sweep(specs: Sequence[RunSpec], *, executor: Executor | None = None, max_workers: int | None = None,
               progress: bool = True) -> list[SimulationResult]:
     """Run every spec, in parallel through ``executor``.
@@ -76,7 +88,8 @@ def run_sweep(specs: Sequence[RunSpec], *, executor: Executor | None = None, max
     specs : sequence of RunSpec
     executor : concurrent.futures.Executor, optional
         Any executor with ``submit``; default a ``ProcessPoolExecutor`` with ``max_workers`` processes
-        (default: the number of CPUs). A Dask ``Client.get_executor()`` drops in.
+        (default: the number of CPUs), started with ``forkserver`` (``spawn`` where that is missing) so that
+        workers never inherit HiGHS's threads. A Dask ``Client.get_executor()`` drops in.
     progress : bool
         One line on stderr per finished run.
 
@@ -87,7 +100,8 @@ def run_sweep(specs: Sequence[RunSpec], *, executor: Executor | None = None, max
     """
     specs = list(specs)
     own = executor is None
-    ex = ProcessPoolExecutor(max_workers=max_workers or os.cpu_count() or 1) if own else executor
+    ex = ProcessPoolExecutor(max_workers=max_workers or os.cpu_count() or 1, mp_context=_safe_context()) \
+        if own else executor
     try:
         futures = {ex.submit(run_spec, s): i for i, s in enumerate(specs)}
         results: list[SimulationResult | None] = [None] * len(specs)
