@@ -10,7 +10,7 @@
    ``z_LP + d_c < z_round`` is 0 in every better placement, and a column at 1 with ``z_LP - d_c < z_round`` is 1
    in every better placement; these fixings are exact given the LP bound. HiGHS then solves the small
    remaining MILP (at most 200 branch-and-bound nodes, so the result does not depend on machine load;
-   ``polish_seconds`` is a safety time limit), starting from the incumbent. The better placement is kept.
+   ``polish_seconds`` is a safety time limit). The better of its placement and the incumbent is kept.
 
 Guarantees: the result is always feasible (capacity, one placement per job, whole gangs, only runnable
 placements), never worse than the greedy rounding, and comes with a certified gap to the LP bound.
@@ -210,10 +210,10 @@ def polish(
     at1 = x_lp >= 1 - 1e-9
     upper[at0 & (d < -(slack + tol))] = 0.0
     lower[at1 & (d > slack + tol)] = 1.0
-    start = incumbent if (incumbent >= lower - 1e-9).all() and (incumbent <= upper + 1e-9).all() else None
+    # No start solution: HiGHS 1.16 can return a start given by setSolution as optimal with a wrong
+    # objective; the incumbent is compared below instead.
     out = solve_highs(lp, integer=True, time_limit=seconds, mip_rel_gap=gap, seed=seed, threads=threads,
-                      start=start, col_lower=lower, col_upper=upper, allow_infeasible=True,
-                      extra_options=_POLISH_OPTIONS)
+                      col_lower=lower, col_upper=upper, allow_infeasible=True, extra_options=_POLISH_OPTIONS)
     if out.model_status == "Infeasible":  # nothing better than the incumbent exists
         return incumbent, z_inc, True
     best, best_val = incumbent, z_inc

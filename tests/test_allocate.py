@@ -21,6 +21,7 @@ import fairshare.rounding
 from fairshare import allocate
 from fairshare.allocate import SolveOptions
 from fairshare.allocation import Allocation
+from fairshare.cli import example_round_text
 from fairshare.errors import InvalidInputError
 from fairshare.fair_share import fair_share
 from fairshare.formulation import build_model
@@ -32,20 +33,7 @@ from fairshare.validators import allocation_violations
 
 MODES = ("exact", "lp", "fast")
 
-SPEC_ROUND: dict[str, Any] = {
-    "gpus": {"V100": 2, "P100": 2, "K80": 2},
-    "jobs": [
-        {"id": "resnet18-1", "scale": 1, "weight": 1.0, "deficit": 0.0,
-         "throughput": {"V100": 24.1, "P100": 22.3, "K80": 7.1}},
-        {"id": "lm-2", "scale": 1, "throughput": {"V100": 64.7, "P100": 58.2, "K80": 17.1}},
-        {"id": "transformer-3", "scale": 1, "deficit": 0.5,
-         "throughput": {"V100": 8.6, "P100": 5.1, "K80": 1.8}},
-        {"id": "resnet50-4", "scale": 2, "throughput": {"V100": 7.9, "P100": 4.7}},
-    ],
-    "colocation": [{"jobs": ["resnet18-1", "lm-2"], "gpu": "V100", "throughput": [15.2, 41.0]}],
-    "epsilon": 0.1,
-    "fairness_weight": 100.0,
-}
+SPEC_ROUND: dict[str, Any] = json.loads(example_round_text())  # the round of spec section 6, bundled
 
 
 def tol(alloc: Allocation) -> float:
@@ -246,6 +234,25 @@ def test_exact_matches_brute_force(doc):
     exact = allocate(problem, mode="exact")
     assert str(exact.status) == "optimal"
     assert exact.objective == pytest.approx(brute_force(problem), abs=tol(exact))
+
+
+def test_exact_regression_start_solution():
+    # Found by hypothesis: with a greedy start passed to HiGHS 1.16 (setSolution), exact reported the start
+    # (value 303) as optimal with objective 405, above the true optimum 367. Brute force: -133.
+    doc = {"gpus": {"V100": 2, "P100": 3},
+           "jobs": [{"id": "0", "scale": 1, "throughput": {"V100": 0.1, "P100": 0.2}},
+                    {"id": "1", "scale": 2, "throughput": {"V100": 0.1, "P100": 0.1}},
+                    {"id": "00", "scale": 1, "throughput": {"V100": 0.1, "P100": 0.2}},
+                    {"id": "000", "scale": 1, "throughput": {"V100": 0.1}},
+                    {"id": "0000", "scale": 2, "throughput": {"V100": 0.1}}]}
+    problem = RoundProblem.from_dict(doc)
+    for kw in ({}, {"backend": "pyomo"}):
+        exact = allocate(problem, mode="exact", **kw)
+        assert exact.objective == pytest.approx(brute_force(problem), abs=1e-6)
+        assert exact.objective == pytest.approx(-133.0, abs=1e-6)
+        assert exact.bound >= exact.objective - 1e-6
+    fast = allocate(problem, mode="fast")
+    assert fast.objective <= -133.0 + 1e-6
 
 
 @given(round_problems(min_jobs=1))

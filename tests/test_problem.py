@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 
 from fairshare import allocate
+from fairshare.cli import example_round_text
 from fairshare.errors import FairshareError, InvalidInputError
 from fairshare.problem import RoundProblem
 from fairshare.testing.strategies import round_documents, round_problems
@@ -22,20 +23,7 @@ INF = float("inf")
 
 # The round of spec section 6. Jobs: 0 resnet18-1, 1 lm-2, 2 transformer-3 (all scale 1, every type),
 # 3 resnet50-4 (scale 2, V100 and P100 only); one candidate pair (resnet18-1, lm-2) on V100.
-BASE: dict[str, Any] = {
-    "gpus": {"V100": 2, "P100": 2, "K80": 2},
-    "jobs": [
-        {"id": "resnet18-1", "scale": 1, "weight": 1.0, "deficit": 0.0,
-         "throughput": {"V100": 24.1, "P100": 22.3, "K80": 7.1}},
-        {"id": "lm-2", "scale": 1, "throughput": {"V100": 64.7, "P100": 58.2, "K80": 17.1}},
-        {"id": "transformer-3", "scale": 1, "deficit": 0.5,
-         "throughput": {"V100": 8.6, "P100": 5.1, "K80": 1.8}},
-        {"id": "resnet50-4", "scale": 2, "throughput": {"V100": 7.9, "P100": 4.7}},
-    ],
-    "colocation": [{"jobs": ["resnet18-1", "lm-2"], "gpu": "V100", "throughput": [15.2, 41.0]}],
-    "epsilon": 0.1,
-    "fairness_weight": 100.0,
-}
+BASE: dict[str, Any] = json.loads(example_round_text())  # the round of spec section 6, bundled
 
 
 def base() -> dict[str, Any]:

@@ -103,7 +103,6 @@ def solve_highs(
     threads: int | None = None,
     seed: int = 0,
     lp_algorithm: str = "dual",
-    start: np.ndarray | None = None,
     col_lower: np.ndarray | None = None,
     col_upper: np.ndarray | None = None,
     verbose: bool = False,
@@ -128,8 +127,6 @@ def solve_highs(
         HiGHS ``random_seed``.
     lp_algorithm : {"dual", "primal", "ipm", "choose", "pdlp"}
         LP method (for an LP, or the root of a MILP it is HiGHS's choice).
-    start : array, optional
-        A feasible point given to a MILP as its first incumbent.
     col_lower, col_upper : array, optional
         Bounds that replace the model's (used to fix columns).
     verbose : bool
@@ -189,9 +186,8 @@ def solve_highs(
     status = h.passModel(*args)
     if status == highspy.HighsStatus.kError:
         raise SolverError("HiGHS rejected the model (passModel returned kError); please report this round")
-    if integer and start is not None:
-        idx = np.arange(len(start), dtype=np.int32)
-        h.setSolution(len(idx), idx, np.ascontiguousarray(start, np.float64))
+    # No setSolution: HiGHS 1.16 returned a start given that way as "optimal" with a wrong objective
+    # (tests/test_allocate.py::test_exact_regression_start_solution).
     t0 = time.perf_counter()
     run_status = h.run()
     seconds = time.perf_counter() - t0
