@@ -10,8 +10,8 @@
    ``z_LP + d_c < z_round`` is 0 in every better placement, and a column at 1 with ``z_LP - d_c < z_round`` is 1
    in every better placement; these fixings are exact given the LP bound. HiGHS then solves the small
    remaining MILP (at most 200 branch-and-bound nodes, so the result does not depend on machine load;
-   ``polish_seconds`` is a safety time limit), restricted by a cut-off row to placements better than the
-   incumbent (an infeasible restricted MILP proves the incumbent optimal). The better placement is kept.
+   ``polish_seconds`` is a safety time limit). The better of its placement and the incumbent is kept.
+   (A cut-off row "value > incumbent" instead was measured slower in the 1,000-job simulation.)
 
 Guarantees: the result is always feasible (capacity, one placement per job, whole gangs, only runnable
 placements), never worse than the greedy rounding, and comes with a certified gap to the LP bound.
@@ -20,7 +20,6 @@ placements), never worse than the greedy rounding, and comes with a certified ga
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from fairshare.formulation import LinearProgram, RoundModel
 from fairshare.solvers.highs import HighsOutcome, solve_highs
@@ -212,16 +211,9 @@ def polish(
     at1 = x_lp >= 1 - 1e-9
     upper[at0 & (d < -(slack + tol))] = 0.0
     lower[at1 & (d > slack + tol)] = 1.0
-    # The incumbent is not given as a start solution (HiGHS 1.16 can return such a start as optimal with a
-    # wrong objective); a cut-off row "value > incumbent" restricts the MILP to better placements instead,
-    # which lets HiGHS prune as a start would (and proves the incumbent optimal when the row is infeasible).
-    free = upper > lower
-    cut = sp.csc_matrix(np.where(free, lp.cost, 0.0)[None, :])
-    fixed_value = float(lp.cost[~free] @ lower[~free])
-    better = LinearProgram(lp.cost, sp.vstack([lp.matrix, cut], format="csc"),
-                           np.append(lp.row_lower, z_inc - fixed_value + tol), np.append(lp.row_upper, np.inf),
-                           lp.col_lower, lp.col_upper, lp.num_placement_cols)
-    out = solve_highs(better, integer=True, time_limit=seconds, mip_rel_gap=gap, seed=seed, threads=threads,
+    # No start solution: HiGHS 1.16 can return a start given by setSolution as optimal with a wrong
+    # objective; the incumbent is compared below instead.
+    out = solve_highs(lp, integer=True, time_limit=seconds, mip_rel_gap=gap, seed=seed, threads=threads,
                       col_lower=lower, col_upper=upper, allow_infeasible=True, extra_options=_POLISH_OPTIONS)
     if out.model_status == "Infeasible":  # nothing better than the incumbent exists
         return incumbent, z_inc, True
