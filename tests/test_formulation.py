@@ -2,29 +2,22 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from fairshare import allocate
+from fairshare.cli import example_round_text
 from fairshare.fair_share import fair_share
 from fairshare.formulation import RoundModel, build_model
 from fairshare.problem import RoundProblem
 from fairshare.solvers.highs import solve_highs
 from fairshare.testing.strategies import round_problems
 
-SPEC_ROUND = {
-    "gpus": {"V100": 2, "P100": 2, "K80": 2},
-    "jobs": [
-        {"id": "resnet18-1", "scale": 1, "throughput": {"V100": 24.1, "P100": 22.3, "K80": 7.1}},
-        {"id": "lm-2", "scale": 1, "throughput": {"V100": 64.7, "P100": 58.2, "K80": 17.1}},
-        {"id": "transformer-3", "scale": 1, "deficit": 0.5, "throughput": {"V100": 8.6, "P100": 5.1, "K80": 1.8}},
-        {"id": "resnet50-4", "scale": 2, "throughput": {"V100": 7.9, "P100": 4.7}},
-    ],
-    "colocation": [{"jobs": ["resnet18-1", "lm-2"], "gpu": "V100", "throughput": [15.2, 41.0]}],
-    "epsilon": 0.1,
-}
+SPEC_ROUND = json.loads(example_round_text())  # the round of spec section 6, bundled
 
 
 def section3_objective(problem: RoundProblem, model: RoundModel, x: np.ndarray) -> float:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 import pytest
@@ -10,22 +11,13 @@ from hypothesis import given
 
 from fairshare import allocate
 from fairshare.allocation import Allocation, Placement
+from fairshare.cli import example_round_text
 from fairshare.formulation import build_model
 from fairshare.problem import RoundProblem
 from fairshare.testing.strategies import round_problems
 from fairshare.validators import allocation_violations, placement_violations
 
-SPEC_ROUND = {
-    "gpus": {"V100": 2, "P100": 2, "K80": 2},
-    "jobs": [
-        {"id": "resnet18-1", "scale": 1, "throughput": {"V100": 24.1, "P100": 22.3, "K80": 7.1}},
-        {"id": "lm-2", "scale": 1, "throughput": {"V100": 64.7, "P100": 58.2, "K80": 17.1}},
-        {"id": "transformer-3", "scale": 1, "deficit": 0.5, "throughput": {"V100": 8.6, "P100": 5.1, "K80": 1.8}},
-        {"id": "resnet50-4", "scale": 2, "throughput": {"V100": 7.9, "P100": 4.7}},
-    ],
-    "colocation": [{"jobs": ["resnet18-1", "lm-2"], "gpu": "V100", "throughput": [15.2, 41.0]}],
-    "epsilon": 0.1,
-}
+SPEC_ROUND = json.loads(example_round_text())  # the round of spec section 6, bundled
 PROBLEM = RoundProblem.from_dict(SPEC_ROUND)
 GOOD = allocate(PROBLEM, mode="exact")
 
