@@ -16,8 +16,12 @@ throughputs set to 1) than the Tiresias-style ``las``.
 Setup
     :func:`fairshare.traces.generate_trace` with ``multi_gpu=False`` (every job on 1 GPU), Gavel's duration
     distribution, models uniform over Gavel's 26 workloads, Poisson arrivals at each load, seeds 0, 1, 2,
-    cluster 36 V100 + 36 P100 + 36 K80, 360-s rounds, measured catalog. Finite traces: the mean is over every
-    job of the trace (not a steady-state window); see ``docs/results-comparison.md`` for the differences.
+    cluster 36 V100 + 36 P100 + 36 K80, 360-s rounds, measured catalog. By default the mean is over every
+    job of a finite trace. ``--window A B`` measures Gavel's way instead: job metrics over the jobs of
+    arrival ranks ``A`` to ``B - 1`` only (Gavel: 4000-5000), each run stopping in the round where the last
+    of them finishes (``simulate(..., stop_when_finished=...)``) while later jobs keep arriving; give
+    ``--num-jobs`` above ``B`` so that the window sees a loaded cluster to its end. Round metrics
+    (utilisation, E/C, solver time) stay over the whole run. ``--policies`` picks a subset;
     ``--space-sharing`` adds ``gavel`` with space sharing (``gavel-ss``).
 
 Outputs (under ``--out``, default ``docs/results/``)
@@ -29,11 +33,15 @@ Sizes
     ``--quick``: 10 jobs, load 6 jobs/h, seed 0, 1800-s rounds capped at 30 (smoke test only; ~5 s).
     Full (default): 1,000 jobs per trace, loads 4.5, 6, 7.5, 9 jobs/h, seeds 0-2 (36 simulations): 411 s on
     2 workers (measured; ``docs/results-comparison.md``).
+    Steady-state window: ``--num-jobs 6000 --window 4000 5000`` at the loads and seeds given; run time per
+    load in ``docs/results-comparison.md``.
 
 Run::
 
     python examples/gavel_crosscheck.py --workers 2
     python examples/gavel_crosscheck.py --quick --out /tmp/q
+    python examples/gavel_crosscheck.py --num-jobs 6000 --window 4000 5000 --loads 3 4 5 --seeds 0 \
+        --out docs/results/gavel_crosscheck_window
 """
 
 from __future__ import annotations
@@ -53,6 +61,7 @@ from _common import Agg, Column, aggregate, log, plot_vs_load, resolve_size, siz
 
 from fairshare.metrics import compute_metrics
 from fairshare.sweep import RunSpec, run_sweep
+from fairshare.traces import generate_trace
 
 CLUSTER = "V100=36,P100=36,K80=36"
 PUBLISHED_FACTOR = 3.5
@@ -73,28 +82,54 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     size_arguments(ap, FULL, QUICK)
     ap.add_argument("--space-sharing", action="store_true", help="also run gavel with space sharing")
-    return resolve_size(ap.parse_args(argv), FULL, QUICK)
+    ap.add_argument("--policies", nargs="+", choices=[p[0] for p in (*POLICIES, GAVEL_SS)],
+                    help="policies to run (default: gavel las equal-share; gavel and las are always run)")
+    ap.add_argument("--window", type=int, nargs=2, metavar=("A", "B"),
+                    help="measure jobs of arrival ranks A..B-1 only and stop each run when they have finished")
+    args = resolve_size(ap.parse_args(argv), FULL, QUICK)
+    if args.window is not None:
+        a, b = args.window
+        if not 0 <= a < b <= args.num_jobs:
+            ap.error(f"--window {a} {b}: need 0 <= A < B <= --num-jobs ({args.num_jobs})")
+    return args
+
+
+def window_ids(num_jobs: int, load: float, seed: int, window: tuple[int, int]) -> list[str]:
+    """Ids of the trace's jobs of arrival ranks ``window[0]`` to ``window[1] - 1``."""
+    tr = generate_trace(num_jobs, jobs_per_hour=load, seed=seed, multi_gpu=False)
+    order = sorted(range(len(tr.id)), key=lambda i: (tr.arrival[i], i))
+    return [tr.id[i] for i in order[window[0]:window[1]]]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    policies = list(POLICIES) + ([GAVEL_SS] if args.space_sharing else [])
-    sim = {"round_length": args.round_length, "max_rounds": args.max_rounds}
+    chosen = set(args.policies or [p[0] for p in POLICIES]) | {"gavel", "las"}
+    if args.space_sharing:
+        chosen.add(GAVEL_SS[0])
+    policies = [p for p in (*POLICIES, GAVEL_SS) if p[0] in chosen]
+    sim: dict[str, Any] = {"round_length": args.round_length, "max_rounds": args.max_rounds}
+    watch = {(load, seed): window_ids(args.num_jobs, load, seed, tuple(args.window))
+             for load in args.loads for seed in args.seeds} if args.window else {}
     runs = [(load, label, seed,
              RunSpec(pol, CLUSTER, {"num_jobs": args.num_jobs, "jobs_per_hour": load, "seed": seed,
-                                    "multi_gpu": False}, dict(opts), dict(sim), f"{label}/{load:g}jph/s{seed}"))
+                                    "multi_gpu": False}, dict(opts),
+                     {**sim, "stop_when_finished": watch[(load, seed)]} if watch else dict(sim),
+                     f"{label}/{load:g}jph/s{seed}"))
             for load in args.loads for label, pol, opts in policies for seed in args.seeds]
+    measured = (f"jobs {args.window[0]}-{args.window[1] - 1} by arrival" if args.window else "all jobs")
     log(f"gavel_crosscheck: {len(runs)} simulations, {args.num_jobs} single-GPU jobs/trace, loads "
         f"{list(args.loads)} jobs/h, seeds {list(args.seeds)}, rounds {args.round_length:g} s "
-        f"(max {args.max_rounds}), {args.workers} workers")
+        f"(max {args.max_rounds}), measured on {measured}, {args.workers} workers")
     t0 = time.perf_counter()
     results = run_sweep([r[-1] for r in runs], max_workers=args.workers, progress=True)
     log(f"sweep done in {time.perf_counter() - t0:.0f} s")
 
     metrics: dict[tuple[float, str], dict[int, Any]] = defaultdict(dict)
     for (load, label, seed, _), res in zip(runs, results, strict=True):
-        metrics[(load, label)][seed] = compute_metrics(res.jobs, res.rounds)
+        keep = set(watch[(load, seed)]) if watch else None
+        jobs = [j for j in res.jobs if keep is None or j.id in keep]
+        metrics[(load, label)][seed] = compute_metrics(jobs, res.rounds)
     rows = [{"load (jobs/h)": f"{load:g}", "policy": label, "agg": aggregate(list(by_seed.values())),
              "unfinished": sum(m.unfinished for m in by_seed.values())}
             for (load, label), by_seed in metrics.items()]
@@ -107,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         las, gav = metrics[(load, "las")], metrics[(load, "gavel")]
         mean_las = Agg.of([m.mean_jct for m in las.values()]).mean
         mean_gav = Agg.of([m.mean_jct for m in gav.values()]).mean
-        eq = metrics[(load, "equal-share")]
+        eq = metrics.get((load, "equal-share"), {})
         mean_eq = Agg.of([m.mean_jct for m in eq.values()]).mean
         per_seed = Agg.of([las[s].mean_jct / gav[s].mean_jct for s in args.seeds])
         f = mean_las / mean_gav if mean_gav > 0 else math.nan
@@ -137,13 +172,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                                            for r in factors]),
                   "equal-share / gavel": (loads, [Agg.of([r["eq_factor"]]) for r in factors])},
                  args.out / "gavel_crosscheck_factor.png", ylabel="mean JCT(agnostic) / mean JCT(gavel)",
-                 title=f"single-GPU Gavel-recipe traces, {args.num_jobs} jobs, 36/36/36 (band: per-seed min-max)",
+                 title=f"single-GPU Gavel-recipe traces, {args.num_jobs} jobs ({measured}), 36/36/36 "
+                       f"(band: per-seed min-max)",
                  hline=PUBLISHED_FACTOR)
     plot_vs_load({label: (loads, [next(r["agg"]["mean_jct_h"] for r in rows
                                        if r["policy"] == label and r["load (jobs/h)"] == f"{load:g}")
                                   for load in loads]) for label, _, _ in policies},
                  args.out / "gavel_crosscheck_jct_vs_load.png", ylabel="mean JCT (h)",
-                 title=f"single-GPU traces, {args.num_jobs} jobs, {len(args.seeds)} seed(s): mean [min-max]",
+                 title=f"single-GPU traces, {args.num_jobs} jobs ({measured}), {len(args.seeds)} seed(s): "
+                       f"mean [min-max]",
                  logy=True)
     log(f"wrote tables and figures under {args.out} ({time.perf_counter() - t0:.0f} s)")
     return 0

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,6 +138,7 @@ def simulate(
     colocation: bool = True,
     carry_deficits: bool = True,
     max_rounds: int | None = None,
+    stop_when_finished: Iterable[str] | None = None,
     progress: bool | None = None,
     policy_options: Mapping[str, Any] | None = None,
     name: str | None = None,
@@ -168,6 +169,10 @@ def simulate(
         Carry deficits across rounds (False: spatial-only fairness).
     max_rounds : int, optional
         Stop after this many rounds (unfinished jobs have ``finish = nan``).
+    stop_when_finished : iterable of str, optional
+        Job ids: stop at the end of the round in which the last of them finishes, however many other jobs are
+        still active (they keep ``finish = nan``). This is how a steady-state window is measured on a
+        continuous trace, e.g. Gavel's mean JCT of jobs 4000-5000 while later jobs keep arriving.
     progress : bool, optional
         Progress bar on stderr for runs longer than a few seconds (default on; False silences it).
     name : str, optional
@@ -211,6 +216,20 @@ def simulate(
         raise InvalidInputError(f"trace[{j}]", f"{ids[j]} ({models[j]}, scale {scale[j]})",
                                 f"this job can run on no GPU type of the cluster {gpus}")
 
+    watch_left: int | None = None
+    watched = np.zeros(n_all, dtype=bool)
+    if stop_when_finished is not None:
+        if isinstance(stop_when_finished, str):
+            raise InvalidInputError("stop_when_finished", stop_when_finished, "must be a collection of job ids")
+        index = {jid: i for i, jid in enumerate(ids)}
+        for jid in stop_when_finished:
+            if jid not in index:
+                raise InvalidInputError("stop_when_finished", jid, "is not a job id of the trace")
+            watched[index[jid]] = True
+        watch_left = int(watched.sum())
+        if watch_left == 0:
+            raise InvalidInputError("stop_when_finished", stop_when_finished, "names no job")
+
     order = np.argsort(arrival, kind="stable")
     done = np.zeros(n_all)
     finish = np.full(n_all, np.nan)
@@ -228,7 +247,7 @@ def simulate(
     bar = Progress(n_all, f"simulate {name or getattr(pol, 'name', 'policy')}", enabled=progress)
     n_finished = 0
     k = 0
-    while n_finished < n_all and (max_rounds is None or k < max_rounds):
+    while n_finished < n_all and (max_rounds is None or k < max_rounds) and watch_left != 0:
         while nxt < n_all and arrival[order[nxt]] <= t:
             active.append(int(order[nxt]))
             nxt += 1
@@ -305,6 +324,8 @@ def simulate(
         fin_idx = act[finishes]
         finish[fin_idx] = end[finishes]
         n_finished += len(fin_idx)
+        if watch_left is not None:
+            watch_left -= int(watched[fin_idx].sum())
         if len(fin_idx):
             gone = set(fin_idx.tolist())
             active = [i for i in active if i not in gone]
@@ -327,6 +348,7 @@ def simulate(
     config = {"cluster": gpus, "round_length": round_length, "epsilon": epsilon, "fairness_weight": fairness_weight,
               "restart_overhead": restart_overhead, "max_pairs_per_job": max_pairs_per_job,
               "colocation": colocation, "carry_deficits": carry_deficits, "max_rounds": max_rounds,
+              "stop_when_finished_jobs": int(watched.sum()),
               "policy_options": dict(policy_options or {})}
     return SimulationResult(name or getattr(pol, "name", str(policy)), jobs, tuple(rounds), config,
                             time.perf_counter() - t_wall)

@@ -81,3 +81,29 @@ def test_crosscheck_writes_a_finite_positive_factor(crosscheck: tuple[ModuleType
     assert math.isfinite(factor) and factor > 0
     assert math.isfinite(float(row["factor_equal_share"])) and float(row["factor_equal_share"]) > 0
     assert float(row["published_factor"]) == mod.PUBLISHED_FACTOR == 3.5
+
+
+def test_crosscheck_window_measures_only_the_window_and_waits_for_it(tmp_path: Path) -> None:
+    mod = _load("gavel_crosscheck")
+    ids = mod.window_ids(12, 6.0, 0, (4, 8))
+    assert len(ids) == len(set(ids)) == 4
+    trace = mod.generate_trace(12, jobs_per_hour=6.0, seed=0, multi_gpu=False)
+    arrival = dict(zip(trace.id, trace.arrival, strict=True))
+    ranks = sorted(trace.arrival)
+    assert [arrival[i] for i in ids] == ranks[4:8]
+    assert mod.main(["--quick", "--num-jobs", "12", "--window", "4", "8", "--max-rounds", "1000",
+                     "--policies", "gavel", "las", "--out", str(tmp_path)]) == 0
+    rows = _csv(tmp_path / "gavel_crosscheck.csv")
+    assert sorted(r["policy"] for r in rows) == ["gavel", "las"]
+    # every watched job finished: the run waited for the window, whatever happened to the later jobs
+    assert all(int(r["unfinished_jobs"]) == 0 for r in rows)
+    (row,) = _csv(tmp_path / "gavel_crosscheck_factor.csv")
+    assert math.isfinite(float(row["factor"])) and float(row["factor"]) > 0
+    assert math.isnan(float(row["factor_equal_share"]))  # not run
+
+
+@pytest.mark.parametrize("window", [["5", "3"], ["0", "99"], ["-1", "2"]])
+def test_crosscheck_rejects_a_bad_window(window: list[str], tmp_path: Path) -> None:
+    mod = _load("gavel_crosscheck")
+    with pytest.raises(SystemExit):
+        mod.main(["--quick", "--window", *window, "--out", str(tmp_path)])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -93,6 +94,39 @@ def test_max_rounds_leaves_unfinished_jobs_nan_and_json_round_trips(tmp_path) ->
     assert [j.id for j in back.jobs] == [j.id for j in res.jobs]
     m = back.metrics()
     assert m.unfinished == sum(math.isnan(j.finish) for j in res.jobs)
+
+
+@pytest.mark.parametrize("policy", ["las", "gavel"])
+def test_stop_when_finished_ends_the_run_in_the_round_the_window_empties(policy: str) -> None:
+    tr = generate_trace(16, jobs_per_hour=30, seed=4, multi_gpu=False)
+    full = simulate(tr, "V100=1,P100=1,K80=1", policy, round_length=1800.0, progress=False)
+    window = [tr.id[i] for i in np.argsort(tr.arrival, kind="stable")[3:8]]
+    part = simulate(tr, "V100=1,P100=1,K80=1", policy, round_length=1800.0, stop_when_finished=window, progress=False)
+    by_id = {j.id: j for j in part.jobs}
+    last = max(by_id[w].finish for w in window)
+    assert all(math.isfinite(by_id[w].finish) for w in window)
+    # the run stops in the round where the last watched job finished, with later jobs still unfinished
+    assert part.rounds[-1].start < last <= part.rounds[-1].start + part.rounds[-1].length
+    assert len(part.rounds) < len(full.rounds)
+    assert any(math.isnan(j.finish) for j in part.jobs)
+    # and up to there it is the same run as without the stop
+    def plan(rounds):  # everything but the measured solver time
+        return [dataclasses.replace(r, solver_seconds=0.0) for r in rounds]
+
+    assert plan(part.rounds) == plan(full.rounds[:len(part.rounds)])
+    full_by_id = {j.id: j for j in full.jobs}
+    assert all(by_id[w].finish == full_by_id[w].finish for w in window)
+    assert part.config["stop_when_finished_jobs"] == len(window)
+
+
+def test_stop_when_finished_rejects_unknown_ids() -> None:
+    tr = one_job(10.0)
+    with pytest.raises(InvalidInputError, match=r"stop_when_finished.*zz"):
+        simulate(tr, "V100=1", "fairshare", stop_when_finished=["zz"], progress=False)
+    with pytest.raises(InvalidInputError, match=r"stop_when_finished.*collection"):
+        simulate(tr, "V100=1", "fairshare", stop_when_finished="a", progress=False)
+    with pytest.raises(InvalidInputError, match=r"stop_when_finished.*names no job"):
+        simulate(tr, "V100=1", "fairshare", stop_when_finished=[], progress=False)
 
 
 def test_job_that_fits_nowhere_is_rejected() -> None:
