@@ -21,7 +21,7 @@ import numpy as np
 
 from fairshare.metrics import RunMetrics
 
-__all__ = ["METRICS", "Agg", "Column", "aggregate", "log", "plot_vs_load", "write_tables"]
+__all__ = ["METRICS", "Agg", "Column", "aggregate", "log", "plot_vs_load", "write_run_csv", "write_tables"]
 
 _H = 3600.0
 _T0 = time.perf_counter()
@@ -116,6 +116,21 @@ def write_tables(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], out: Pa
                           for s in ("mean", "min", "max", "std")),
                         *(c.get(r) for c in extra)])
     return md_path, csv_path, md
+
+
+def write_run_csv(path: Path, runs: Sequence[tuple[Mapping[str, Any], RunMetrics, float]]) -> Path:
+    """One CSV row per simulation: its key columns, every metric of :data:`METRICS` at full precision,
+    ``unfinished`` and ``sim_wall_s``. ``runs`` holds ``(keys, metrics, wall seconds)``; every run has the
+    same keys. Lets a reader pair policies seed by seed (same trace)."""
+    runs = list(runs)
+    keys = list(runs[0][0]) if runs else []
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow([*keys, *(name for name, _, _, _ in METRICS), "unfinished", "sim_wall_s"])
+        for k, m, wall in runs:
+            w.writerow([*(k[c] for c in keys), *(repr(float(get(m))) for _, _, get, _ in METRICS), m.unfinished,
+                        repr(float(wall))])
+    return path
 
 
 def plot_vs_load(series: Mapping[str, tuple[Sequence[float], Sequence[Agg]]], path: str | os.PathLike[str], *,

@@ -26,7 +26,8 @@ Setup
 
 Outputs (under ``--out``, default ``docs/results/``)
     ``gavel_crosscheck.md`` / ``.csv`` (one row per load x policy, mean over seeds with [min–max]),
-    ``gavel_crosscheck_factor.md`` / ``.csv`` (the factor per load), ``gavel_crosscheck_factor.png`` and
+    ``gavel_crosscheck_factor.md`` / ``.csv`` (the factor per load), ``gavel_crosscheck_runs.csv`` (one row
+    per simulation), ``gavel_crosscheck_factor.png`` and
     ``gavel_crosscheck_jct_vs_load.png``.
 
 Sizes
@@ -57,7 +58,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Agg, Column, aggregate, log, plot_vs_load, resolve_size, size_arguments, write_tables
+from _common import (
+    Agg,
+    Column,
+    aggregate,
+    log,
+    plot_vs_load,
+    resolve_size,
+    size_arguments,
+    write_run_csv,
+    write_tables,
+)
 
 from fairshare.metrics import compute_metrics
 from fairshare.sweep import RunSpec, run_sweep
@@ -126,10 +137,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"sweep done in {time.perf_counter() - t0:.0f} s")
 
     metrics: dict[tuple[float, str], dict[int, Any]] = defaultdict(dict)
+    per_run = []
     for (load, label, seed, _), res in zip(runs, results, strict=True):
         keep = set(watch[(load, seed)]) if watch else None
         jobs = [j for j in res.jobs if keep is None or j.id in keep]
-        metrics[(load, label)][seed] = compute_metrics(jobs, res.rounds)
+        metrics[(load, label)][seed] = m = compute_metrics(jobs, res.rounds)
+        per_run.append(({"load_jobs_per_hour": f"{load:g}", "policy": label, "seed": seed, "rounds": len(res.rounds)},
+                        m, res.wall_seconds))
+    write_run_csv(args.out / "gavel_crosscheck_runs.csv", per_run)
     rows = [{"load (jobs/h)": f"{load:g}", "policy": label, "agg": aggregate(list(by_seed.values())),
              "unfinished": sum(m.unfinished for m in by_seed.values())}
             for (load, label), by_seed in metrics.items()]

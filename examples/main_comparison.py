@@ -19,6 +19,7 @@ Policies
 
 Outputs (under ``--out``, default ``docs/results/``)
     ``main_comparison.md`` / ``.csv`` (one row per cluster x load x policy: mean over seeds with [min–max]),
+    ``main_comparison_runs.csv`` (one row per simulation, to pair policies seed by seed),
     ``main_comparison_jct_cdf.png`` (JCT CDF per policy at the highest load, jobs of all seeds pooled),
     ``main_comparison_jct_vs_load.png`` (mean JCT vs load per policy, min–max band over seeds) and
     ``main_comparison_h200_jct_cdf.png``.
@@ -49,7 +50,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Column, aggregate, log, plot_vs_load, resolve_size, size_arguments, write_tables
+from _common import (
+    Column,
+    aggregate,
+    log,
+    plot_vs_load,
+    resolve_size,
+    size_arguments,
+    write_run_csv,
+    write_tables,
+)
 
 from fairshare.catalog import load_catalog
 from fairshare.metrics import compute_metrics
@@ -135,7 +145,11 @@ def main(argv: Sequence[str] | None = None) -> int:
              Column("sim_wall_s", "sim wall (s)", lambda r: r["sim_s"], ".1f"))
     md_path, csv_path, _ = write_tables(rows, ("cluster", "load (jobs/h)", "policy"), args.out, "main_comparison",
                                         extra=extra)
-    log(f"wrote {md_path} and {csv_path}")
+    per_run = [({"cluster": cname, "load_jobs_per_hour": f"{load:g}", "policy": label, "seed": seed},
+                compute_metrics(res.jobs, res.rounds), res.wall_seconds)
+               for (cname, load, label, seed, _), res in zip(runs, results, strict=True)]
+    runs_path = write_run_csv(args.out / "main_comparison_runs.csv", per_run)
+    log(f"wrote {md_path}, {csv_path} and {runs_path}")
 
     top = args.loads[-1]
     labels = list(dict.fromkeys(r[2] for r in runs))

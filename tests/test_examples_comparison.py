@@ -63,9 +63,15 @@ def test_comparison_has_a_row_per_policy_and_cluster(comparison: tuple[ModuleTyp
         assert sorted(r["policy"] for r in rows if r["cluster"] == cluster) == sorted(labels)
     md = (out / "main_comparison.md").read_text().splitlines()
     assert len(md) == 2 + len(rows)
+    # one row per simulation; the aggregated table's mean is the mean of its seeds' rows
+    runs = _csv(out / "main_comparison_runs.csv")
+    assert len(runs) == len(rows) * len(mod.QUICK["seeds"])
     for r in rows:
-        assert math.isfinite(float(r["utilization_mean"])) and float(r["utilization_mean"]) > 0
-        assert float(r["solver_ms_mean"]) >= 0
+        mine = [float(x["utilization"]) for x in runs
+                if (x["cluster"], x["load_jobs_per_hour"], x["policy"]) == (r["cluster"], r["load (jobs/h)"],
+                                                                           r["policy"])]
+        assert len(mine) == len(mod.QUICK["seeds"])
+        assert math.isclose(sum(mine) / len(mine), float(r["utilization_mean"]), rel_tol=1e-12)
 
 
 def test_crosscheck_writes_a_finite_positive_factor(crosscheck: tuple[ModuleType, Path]) -> None:
@@ -100,6 +106,8 @@ def test_crosscheck_window_measures_only_the_window_and_waits_for_it(tmp_path: P
     (row,) = _csv(tmp_path / "gavel_crosscheck_factor.csv")
     assert math.isfinite(float(row["factor"])) and float(row["factor"]) > 0
     assert math.isnan(float(row["factor_equal_share"]))  # not run
+    runs = _csv(tmp_path / "gavel_crosscheck_runs.csv")
+    assert sorted(r["policy"] for r in runs) == ["gavel", "las"] and all(int(r["rounds"]) > 0 for r in runs)
 
 
 @pytest.mark.parametrize("window", [["5", "3"], ["0", "99"], ["-1", "2"]])
