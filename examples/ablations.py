@@ -21,7 +21,7 @@ rho, absolute for fractions), seed by seed on the same trace, then averaged.
 
 Usage::
 
-    python examples/ablations.py             # full: 200 jobs x 2 seeds x 5 variants (16 min, loaded box)
+    python examples/ablations.py             # full: 200 jobs x 3 seeds x 5 variants (281 s on 2 idle cores)
     python examples/ablations.py --quick     # 24 jobs on 8+8+8 GPUs, 1-hour rounds, 1 seed (~6 s)
     python examples/ablations.py --variants full exact --jobs 200 --seeds 0
 
@@ -51,7 +51,7 @@ VARIANTS: dict[str, tuple[dict, dict]] = {  # name -> (policy_options, sim_optio
     "no-deficits": ({"mode": "fast"}, {"carry_deficits": False}),
     "exact": ({"mode": "exact"}, {}),
 }
-FULL = {"jobs": 200, "jobs_per_hour": 6.0, "cluster": "V100=36,P100=36,K80=36", "seeds": [0, 1],
+FULL = {"jobs": 200, "jobs_per_hour": 6.0, "cluster": "V100=36,P100=36,K80=36", "seeds": [0, 1, 2],
         "round_length": 360.0}
 QUICK = {"jobs": 24, "jobs_per_hour": 12.0, "cluster": "V100=8,P100=8,K80=8", "seeds": [0],
          "round_length": 3600.0}

@@ -22,7 +22,7 @@ a load well above capacity (mean demand ~190 best-GPU-hours per hour), so most r
 
 Usage::
 
-    python examples/tradeoff_epsilon.py            # full: 400 jobs x 2 seeds x 6 rows (16 min, loaded box)
+    python examples/tradeoff_epsilon.py            # full: 400 jobs x 3 seeds x 6 rows (648 s on 2 idle cores)
     python examples/tradeoff_epsilon.py --quick    # 20 jobs on 8+8+8 GPUs, 1-hour rounds, 1 seed (~4 s)
     python examples/tradeoff_epsilon.py --jobs 1000 --seeds 0 1 2 --workers 2
 
@@ -48,7 +48,7 @@ from fairshare.sweep import RunSpec, run_sweep
 
 EPSILONS = (0.0, 0.05, 0.1, 0.2, 0.4)
 NO_FAIRNESS = 1.0  # the max-throughput row
-FULL = {"jobs": 400, "jobs_per_hour": 6.0, "cluster": "V100=36,P100=36,K80=36", "seeds": [0, 1],
+FULL = {"jobs": 400, "jobs_per_hour": 6.0, "cluster": "V100=36,P100=36,K80=36", "seeds": [0, 1, 2],
         "round_length": 360.0}
 QUICK = {"jobs": 20, "jobs_per_hour": 12.0, "cluster": "V100=8,P100=8,K80=8", "seeds": [0],
          "round_length": 3600.0}
