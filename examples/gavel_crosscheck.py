@@ -34,15 +34,15 @@ Sizes
     ``--quick``: 10 jobs, load 6 jobs/h, seed 0, 1800-s rounds capped at 30 (smoke test only; ~5 s).
     Full (default): 1,000 jobs per trace, loads 4.5, 6, 7.5, 9 jobs/h, seeds 0-2 (36 simulations): 411 s on
     2 workers (measured; ``docs/results-comparison.md``).
-    Steady-state window: ``--num-jobs 6000 --window 4000 5000`` at the loads and seeds given; run time per
-    load in ``docs/results-comparison.md``.
+    Steady-state window (Gavel's measurement): ``--num-jobs 6000 --window 4000 5000 --loads 3 4 4.5 5 5.5
+    --seeds 0 1 2`` (45 simulations): 3,220 s on 2 workers (measured; ``gavel`` runs take 4-7 min each).
 
 Run::
 
     python examples/gavel_crosscheck.py --workers 2
     python examples/gavel_crosscheck.py --quick --out /tmp/q
-    python examples/gavel_crosscheck.py --num-jobs 6000 --window 4000 5000 --loads 3 4 5 --seeds 0 \
-        --out docs/results/gavel_crosscheck_window
+    python examples/gavel_crosscheck.py --num-jobs 6000 --window 4000 5000 --loads 3 4 4.5 5 5.5 \
+        --seeds 0 1 2 --out docs/results/gavel_crosscheck_window
 """
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ Sizes
     ``--quick``: 10 jobs, load 6 jobs/h, seed 0, 1800-s rounds, at most 30 rounds (smoke test only: long
     jobs stay unfinished; ~10-20 s).
     Full (default): 300 jobs per trace, loads 1, 2, 4 jobs/h, seeds 0-2: 8 policies x 3 loads x 3 seeds on
-    ``het108`` plus 8 x 3 seeds on ``het108+h200`` = 96 simulations; measured run time in
-    ``docs/results-comparison.md``.
+    ``het108`` plus 8 x 3 seeds on ``het108+h200`` = 96 simulations: 795 s on 2 workers (measured, quiet
+    2-core machine; ``docs/results-comparison.md``).
 
 Run::
 
