@@ -83,7 +83,7 @@ def run(sizes: list[int], seeds: int, methods: list[str], exact_limit: float, bu
             if method in last:
                 n0, t0 = last[method]
                 predicted = t0 * (n / n0) ** GROWTH
-                if method == "exact":  # the limit caps the solve; only the rest (build, greedy start) grows
+                if method == "exact":  # the limit caps the solve; only the rest (model building) grows
                     predicted = max(0.0, t0 - exact_limit) * (n / n0) ** GROWTH + exact_limit
                 skip = t0 > budget or predicted > budget
             worst = 0.0
@@ -156,7 +156,8 @@ def table(rows: list[dict], exact_limit: float, budget: float) -> str:
     note = (f"Median wall seconds over {seeds} seed(s) per round, model building included. `exact` ran with "
             f"a time limit of {exact_limit:g} s (status in brackets; gap = certified relative gap on "
             f"`objective - obj_null`; no bound yet = HiGHS stopped before its first dual bound; the answer "
-            f"is its incumbent, at least the greedy start fairshare hands it); `skipped` = predicted above the per-call budget of {budget:g} s.")
+            f"is its incumbent if it has one, status `no_solution` and no placement otherwise); `skipped` = "
+            f"predicted above the per-call budget of {budget:g} s.")
     lines += ["", note]
     return "\n".join(lines) + "\n"
 
