@@ -1,7 +1,7 @@
-"""Shared helpers of ``examples/main_comparison.py`` and ``examples/gavel_crosscheck.py``.
+"""Shared helpers of the sweep scripts in ``examples/``.
 
 Aggregation over seeds (mean, min, max, std of one metric), Markdown/CSV table writers, a mean-JCT-vs-load
-figure and progress lines on stderr. Not part of the library API.
+figure, progress lines on stderr, and the size arguments of the scripts. Not part of the library API.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ import numpy as np
 
 from fairshare.metrics import RunMetrics
 
-__all__ = ["METRICS", "Agg", "Column", "aggregate", "log", "plot_vs_load", "write_run_csv", "write_tables"]
+__all__ = ["METRICS", "Agg", "Column", "aggregate", "config_arguments", "log", "plot_vs_load", "resolve_config",
+           "write_dict_csv", "write_run_csv", "write_tables"]
 
 _H = 3600.0
 _T0 = time.perf_counter()
@@ -192,3 +193,37 @@ def resolve_size(args: argparse.Namespace, full: Mapping[str, Any], quick: Mappi
     args.round_length = args.round_length or size["round_length"]
     args.max_rounds = args.max_rounds if args.max_rounds is not None else size["max_rounds"]
     return args
+
+
+#: the trace/cluster settings :func:`config_arguments` adds and :func:`resolve_config` overrides
+CONFIG_KEYS = ("jobs", "jobs_per_hour", "cluster", "seeds", "round_length")
+
+
+def config_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``tradeoff_epsilon.py`` and ``ablations.py``: size, output, workers, trace settings."""
+    p.add_argument("--quick", action="store_true", help="small smoke-test size")
+    p.add_argument("--out", type=Path, default=Path("docs/results"), help="output directory")
+    p.add_argument("--workers", type=int, default=2, help="parallel simulations")
+    p.add_argument("--jobs", type=int, help="jobs per trace")
+    p.add_argument("--jobs-per-hour", type=float, help="arrival rate")
+    p.add_argument("--cluster", help='e.g. "V100=36,P100=36,K80=36"')
+    p.add_argument("--seeds", type=int, nargs="+", help="trace seeds")
+    p.add_argument("--round-length", type=float, help="seconds per round")
+
+
+def resolve_config(a: argparse.Namespace, full: Mapping[str, Any],
+                   quick: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    """The full or quick config with the settings given on the command line, and its size label."""
+    cfg = dict(quick if a.quick else full)
+    for k in CONFIG_KEYS:
+        if getattr(a, k) is not None:
+            cfg[k] = getattr(a, k)
+    return cfg, "quick" if a.quick else ("full" if cfg == full else "custom")
+
+
+def write_dict_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    """``rows`` (dicts with the same keys) as CSV, header from the first row."""
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)

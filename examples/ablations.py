@@ -33,13 +33,16 @@ variant), ``ablations_runs.csv`` (one row per run), ``ablations_jct_cdf.png`` an
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import config_arguments, resolve_config, write_dict_csv
 
 from fairshare.plots import plot_jct_cdf, plot_rho_cdf
 from fairshare.sweep import RunSpec, run_sweep
@@ -117,32 +120,14 @@ def md_table(rows: list[dict], cols: Sequence[tuple[str, str, str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_csv(path: Path, rows: list[dict]) -> None:
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    p.add_argument("--quick", action="store_true", help="small smoke-test size")
-    p.add_argument("--out", type=Path, default=Path("docs/results"), help="output directory")
-    p.add_argument("--workers", type=int, default=2, help="parallel simulations")
-    p.add_argument("--jobs", type=int, help="jobs per trace")
-    p.add_argument("--jobs-per-hour", type=float, help="arrival rate")
-    p.add_argument("--cluster", help='e.g. "V100=36,P100=36,K80=36"')
-    p.add_argument("--seeds", type=int, nargs="+", help="trace seeds")
-    p.add_argument("--round-length", type=float, help="seconds per round")
+    config_arguments(p)
     p.add_argument("--epsilon", type=float, default=0.0, help="fairness slack of every variant")
     p.add_argument("--exact-time-limit", type=float, default=10.0, help="seconds per round for exact")
     p.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
     a = p.parse_args(argv)
-    cfg = dict(QUICK if a.quick else FULL)
-    for k in ("jobs", "jobs_per_hour", "cluster", "seeds", "round_length"):
-        if getattr(a, k) is not None:
-            cfg[k] = getattr(a, k)
-    size = "quick" if a.quick else ("full" if cfg == FULL else "custom")
+    cfg, size = resolve_config(a, FULL, QUICK)
     variants = list(dict.fromkeys(a.variants))
     a.out.mkdir(parents=True, exist_ok=True)
 
@@ -171,8 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     rows = [run_row(res, v, seed) for res, (v, seed) in zip(results, keys, strict=True)]
     summary, changes = summarise(rows, variants)
-    write_csv(a.out / "ablations.csv", summary)
-    write_csv(a.out / "ablations_runs.csv", rows)
+    write_dict_csv(a.out / "ablations.csv", summary)
+    write_dict_csv(a.out / "ablations_runs.csv", rows)
     first = cfg["seeds"][0]
     by_variant = {v: res for res, (v, seed) in zip(results, keys, strict=True) if seed == first}
     plot_jct_cdf({v: r.jobs for v, r in by_variant.items()}, a.out / "ablations_jct_cdf.png")

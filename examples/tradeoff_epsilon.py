@@ -34,13 +34,16 @@ Outputs under ``--out`` (default ``docs/results/``): ``tradeoff_epsilon.md`` (ta
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import config_arguments, resolve_config, write_dict_csv
 
 from fairshare.metrics import normalized_throughput
 from fairshare.simulator import SimulationResult
@@ -135,13 +138,6 @@ def markdown(rows: list[dict], cols: Sequence[tuple[str, str, str]] = COLS) -> s
     return "\n".join(lines) + "\n"
 
 
-def write_csv(path: Path, rows: list[dict]) -> None:
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
-
-
 def _axes(figsize: tuple[float, float] = (6.4, 4.0)):  # type: ignore[no-untyped-def]
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -191,22 +187,11 @@ def plot_ratios(ratios: dict[float, np.ndarray], path: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    p.add_argument("--quick", action="store_true", help="small smoke-test size")
-    p.add_argument("--out", type=Path, default=Path("docs/results"), help="output directory")
-    p.add_argument("--workers", type=int, default=2, help="parallel simulations")
-    p.add_argument("--jobs", type=int, help="jobs per trace")
-    p.add_argument("--jobs-per-hour", type=float, help="arrival rate")
-    p.add_argument("--cluster", help='e.g. "V100=36,P100=36,K80=36"')
-    p.add_argument("--seeds", type=int, nargs="+", help="trace seeds")
-    p.add_argument("--round-length", type=float, help="seconds per round")
+    config_arguments(p)
     p.add_argument("--epsilons", type=float, nargs="+", default=[*EPSILONS, NO_FAIRNESS],
                    help="values < 1 run fairshare; 1.0 runs max-throughput (no fairness)")
     a = p.parse_args(argv)
-    cfg = dict(QUICK if a.quick else FULL)
-    for k in ("jobs", "jobs_per_hour", "cluster", "seeds", "round_length"):
-        if getattr(a, k) is not None:
-            cfg[k] = getattr(a, k)
-    size = "quick" if a.quick else ("full" if cfg == FULL else "custom")
+    cfg, size = resolve_config(a, FULL, QUICK)
     eps_list = sorted(set(a.epsilons))
     if any(e < 0 or (1 > e > 0.999) or e > 1 for e in eps_list):
         p.error("--epsilons: values must be in [0, 0.999] or exactly 1.0 (no fairness)")
@@ -232,8 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = summarise(rows, ratios)
 
     stem = a.out / "tradeoff_epsilon"
-    write_csv(stem.with_suffix(".csv"), summary)
-    write_csv(a.out / "tradeoff_epsilon_runs.csv", rows)
+    write_dict_csv(stem.with_suffix(".csv"), summary)
+    write_dict_csv(a.out / "tradeoff_epsilon_runs.csv", rows)
     plot_efficiency(rows, summary, a.out / "tradeoff_epsilon_efficiency.png")
     plot_ratios(ratios, a.out / "tradeoff_epsilon_ratios.png")
     run_cols = (("label", "epsilon", "s"), ("seed", "seed", "d"), *COLS[1:], ("wall_s", "wall (s)", ".0f"))
