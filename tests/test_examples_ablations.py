@@ -6,27 +6,11 @@ that a broken script or library would violate.
 
 from __future__ import annotations
 
-import csv
-import importlib.util
 import math
 from pathlib import Path
 
 import pytest
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-
-
-def _load(name: str):  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def _rows(path: Path) -> list[dict[str, str]]:
-    with path.open() as f:
-        return list(csv.DictReader(f))
+from _examples import load_example, read_csv
 
 
 def _table_rows(md: str, first_header: str) -> list[list[str]]:
@@ -44,14 +28,14 @@ def _table_rows(md: str, first_header: str) -> list[list[str]]:
 @pytest.fixture(scope="module")
 def tradeoff_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("tradeoff")
-    assert _load("tradeoff_epsilon").main(["--quick", "--out", str(out)]) == 0
+    assert load_example("tradeoff_epsilon").main(["--quick", "--out", str(out)]) == 0
     return out
 
 
 @pytest.fixture(scope="module")
 def ablations_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("ablations")
-    assert _load("ablations").main(["--quick", "--out", str(out)]) == 0
+    assert load_example("ablations").main(["--quick", "--out", str(out)]) == 0
     return out
 
 
@@ -67,12 +51,12 @@ def test_tradeoff_files(tradeoff_out: Path) -> None:
 
 
 def test_tradeoff_one_row_per_epsilon(tradeoff_out: Path) -> None:
-    rows = _rows(tradeoff_out / "tradeoff_epsilon.csv")
+    rows = read_csv(tradeoff_out / "tradeoff_epsilon.csv")
     assert [float(r["epsilon"]) for r in rows] == [0.0, 0.05, 0.1, 0.2, 0.4, 1.0]
     assert "max-throughput" in rows[-1]["label"]
     md_rows = _table_rows((tradeoff_out / "tradeoff_epsilon.md").read_text(), "epsilon")
     assert [r[0] for r in md_rows] == [r["label"] for r in rows]
-    runs = _rows(tradeoff_out / "tradeoff_epsilon_runs.csv")
+    runs = read_csv(tradeoff_out / "tradeoff_epsilon_runs.csv")
     assert len(runs) == 6  # one seed at --quick
     # with one seed the summary is the run itself
     for s, r in zip(rows, runs, strict=True):
@@ -82,7 +66,7 @@ def test_tradeoff_one_row_per_epsilon(tradeoff_out: Path) -> None:
 
 def test_tradeoff_invariants(tradeoff_out: Path) -> None:
     rows = {float(r["epsilon"]): {k: (float(v) if k != "label" else v) for k, v in r.items()}
-            for r in _rows(tradeoff_out / "tradeoff_epsilon.csv")}
+            for r in read_csv(tradeoff_out / "tradeoff_epsilon.csv")}
     for eps, r in rows.items():
         assert 0 < r["efficiency"] <= 2.0, eps  # E/C can exceed 1 only through co-location
         assert 0 < r["utilization"] <= 1.0 + 1e-9, eps
@@ -110,19 +94,19 @@ def test_ablations_files(ablations_out: Path) -> None:
 
 
 def test_ablations_one_row_per_variant(ablations_out: Path) -> None:
-    rows = _rows(ablations_out / "ablations.csv")
+    rows = read_csv(ablations_out / "ablations.csv")
     assert [r["variant"] for r in rows] == VARIANTS
     md = (ablations_out / "ablations.md").read_text()
     assert [r[0] for r in _table_rows(md, "variant")] == VARIANTS  # main table
     assert "## Change vs full" in md
     change = md.split("## Change vs full", 1)[1]
     assert [r[0] for r in _table_rows(change, "variant")] == VARIANTS[1:]
-    assert [r["variant"] for r in _rows(ablations_out / "ablations_runs.csv")] == VARIANTS  # one seed
+    assert [r["variant"] for r in read_csv(ablations_out / "ablations_runs.csv")] == VARIANTS  # one seed
 
 
 def test_ablations_invariants(ablations_out: Path) -> None:
     rows = {r["variant"]: {k: float(v) for k, v in r.items() if k != "variant"}
-            for r in _rows(ablations_out / "ablations.csv")}
+            for r in read_csv(ablations_out / "ablations.csv")}
     assert rows["full"]["d_mean_jct_pct"] == 0.0
     for v in VARIANTS[1:]:
         expected = 100 * (rows[v]["mean_jct_h"] / rows["full"]["mean_jct_h"] - 1)

@@ -2,37 +2,18 @@
 
 from __future__ import annotations
 
-import csv
-import importlib.util
 import math
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-PNG = b"\x89PNG\r\n\x1a\n"
-
-
-def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"_example_{name}", EXAMPLES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def _csv(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+from _examples import PNG, load_example, read_csv
 
 
 @pytest.fixture(scope="module")
 def comparison(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleType, Path]:
     out = tmp_path_factory.mktemp("main_comparison")
-    mod = _load("main_comparison")
+    mod = load_example("main_comparison")
     assert mod.main(["--quick", "--out", str(out)]) == 0
     return mod, out
 
@@ -40,7 +21,7 @@ def comparison(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleType, Pa
 @pytest.fixture(scope="module")
 def crosscheck(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleType, Path]:
     out = tmp_path_factory.mktemp("gavel_crosscheck")
-    mod = _load("gavel_crosscheck")
+    mod = load_example("gavel_crosscheck")
     assert mod.main(["--quick", "--out", str(out)]) == 0
     return mod, out
 
@@ -56,7 +37,7 @@ def test_comparison_writes_every_output(comparison: tuple[ModuleType, Path]) -> 
 
 def test_comparison_has_a_row_per_policy_and_cluster(comparison: tuple[ModuleType, Path]) -> None:
     mod, out = comparison
-    rows = _csv(out / "main_comparison.csv")
+    rows = read_csv(out / "main_comparison.csv")
     labels = [label for label, _, _ in mod.POLICIES]
     assert len(labels) == 8
     for cluster in ("het108", "het108+h200"):
@@ -64,7 +45,7 @@ def test_comparison_has_a_row_per_policy_and_cluster(comparison: tuple[ModuleTyp
     md = (out / "main_comparison.md").read_text().splitlines()
     assert len(md) == 2 + len(rows)
     # one row per simulation; the aggregated table's mean is the mean of its seeds' rows
-    runs = _csv(out / "main_comparison_runs.csv")
+    runs = read_csv(out / "main_comparison_runs.csv")
     assert len(runs) == len(rows) * len(mod.QUICK["seeds"])
     for r in rows:
         mine = [float(x["utilization"]) for x in runs
@@ -81,8 +62,8 @@ def test_crosscheck_writes_a_finite_positive_factor(crosscheck: tuple[ModuleType
         assert (out / name).stat().st_size > 0
     for name in ("gavel_crosscheck_factor.png", "gavel_crosscheck_jct_vs_load.png"):
         assert (out / name).read_bytes()[:8] == PNG
-    assert sorted(r["policy"] for r in _csv(out / "gavel_crosscheck.csv")) == ["equal-share", "gavel", "las"]
-    (row,) = _csv(out / "gavel_crosscheck_factor.csv")
+    assert sorted(r["policy"] for r in read_csv(out / "gavel_crosscheck.csv")) == ["equal-share", "gavel", "las"]
+    (row,) = read_csv(out / "gavel_crosscheck_factor.csv")
     factor = float(row["factor"])
     assert math.isfinite(factor) and factor > 0
     assert math.isfinite(float(row["factor_equal_share"])) and float(row["factor_equal_share"]) > 0
@@ -90,7 +71,7 @@ def test_crosscheck_writes_a_finite_positive_factor(crosscheck: tuple[ModuleType
 
 
 def test_crosscheck_window_measures_only_the_window_and_waits_for_it(tmp_path: Path) -> None:
-    mod = _load("gavel_crosscheck")
+    mod = load_example("gavel_crosscheck")
     ids = mod.window_ids(12, 6.0, 0, (4, 8))
     assert len(ids) == len(set(ids)) == 4
     trace = mod.generate_trace(12, jobs_per_hour=6.0, seed=0, multi_gpu=False)
@@ -99,19 +80,19 @@ def test_crosscheck_window_measures_only_the_window_and_waits_for_it(tmp_path: P
     assert [arrival[i] for i in ids] == ranks[4:8]
     assert mod.main(["--quick", "--num-jobs", "12", "--window", "4", "8", "--max-rounds", "1000",
                      "--policies", "gavel", "las", "--out", str(tmp_path)]) == 0
-    rows = _csv(tmp_path / "gavel_crosscheck.csv")
+    rows = read_csv(tmp_path / "gavel_crosscheck.csv")
     assert sorted(r["policy"] for r in rows) == ["gavel", "las"]
     # every watched job finished: the run waited for the window, whatever happened to the later jobs
     assert all(int(r["unfinished_jobs"]) == 0 for r in rows)
-    (row,) = _csv(tmp_path / "gavel_crosscheck_factor.csv")
+    (row,) = read_csv(tmp_path / "gavel_crosscheck_factor.csv")
     assert math.isfinite(float(row["factor"])) and float(row["factor"]) > 0
     assert math.isnan(float(row["factor_equal_share"]))  # not run
-    runs = _csv(tmp_path / "gavel_crosscheck_runs.csv")
+    runs = read_csv(tmp_path / "gavel_crosscheck_runs.csv")
     assert sorted(r["policy"] for r in runs) == ["gavel", "las"] and all(int(r["rounds"]) > 0 for r in runs)
 
 
 @pytest.mark.parametrize("window", [["5", "3"], ["0", "99"], ["-1", "2"]])
 def test_crosscheck_rejects_a_bad_window(window: list[str], tmp_path: Path) -> None:
-    mod = _load("gavel_crosscheck")
+    mod = load_example("gavel_crosscheck")
     with pytest.raises(SystemExit):
         mod.main(["--quick", "--window", *window, "--out", str(tmp_path)])

@@ -3,41 +3,29 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-
-
-def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"_example_{name}", EXAMPLES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+from _examples import PNG, load_example
 
 
 @pytest.fixture(scope="module")
 def scaling_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("scaling")
-    assert _load("solver_scaling").main(["--quick", "--out", str(out)]) == 0
+    assert load_example("solver_scaling").main(["--quick", "--out", str(out)]) == 0
     return out
 
 
 def test_scaling_writes_every_output(scaling_out: Path) -> None:
     for name in ("solver_scaling.csv", "solver_scaling.md", "solver_scaling.png"):
         assert (scaling_out / name).stat().st_size > 0
-    assert (scaling_out / "solver_scaling.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (scaling_out / "solver_scaling.png").read_bytes()[:8] == PNG
 
 
 def test_scaling_rows_cover_every_size_and_method(scaling_out: Path) -> None:
-    mod = _load("solver_scaling")
+    mod = load_example("solver_scaling")
     with open(scaling_out / "solver_scaling.csv") as f:
         rows = list(csv.DictReader(f))
     assert {(int(r["jobs"]), r["method"]) for r in rows} == {(n, m) for n in mod.QUICK_SIZES for m in mod.METHODS}
@@ -72,7 +60,7 @@ def test_scaling_table_has_one_line_per_size(scaling_out: Path) -> None:
 
 
 def test_scaling_skips_beyond_budget(tmp_path: Path) -> None:
-    mod = _load("solver_scaling")
+    mod = load_example("solver_scaling")
     rows = mod.run([64, 4096], 1, ["fast"], exact_limit=1.0, budget=1e-9)
     assert [(r["jobs"], r["status"]) for r in rows][1] == (4096, "skipped")
     assert "skipped" in mod.table(rows, 1.0, 1e-9)
@@ -81,7 +69,7 @@ def test_scaling_skips_beyond_budget(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def drive(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleType, Path]:
     out = tmp_path_factory.mktemp("drive")
-    mod = _load("drive_engine")
+    mod = load_example("drive_engine")
     assert mod.main(["--quick", "--out", str(out)]) == 0
     return mod, out
 

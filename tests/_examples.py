@@ -1,0 +1,28 @@
+"""Helpers of the example smoke tests: load a script of ``examples/`` as a module, read its CSV outputs."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def load_example(name: str) -> ModuleType:
+    """``examples/<name>.py`` as a fresh module (registered in ``sys.modules`` for pickling)."""
+    spec = importlib.util.spec_from_file_location(f"_example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    """Rows of a CSV file with a header, as dicts of strings."""
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
