@@ -25,7 +25,7 @@ import numpy as np
 from fairshare.errors import InvalidInputError
 from fairshare.problem import RoundProblem
 
-__all__ = ["FairShare", "fair_share", "water_fill"]
+__all__ = ["FairShare", "fair_share", "next_deficit", "water_fill"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,3 +130,28 @@ def fair_share(problem: RoundProblem) -> FairShare:
     for a in (e, xfair, tfair):
         a.setflags(write=False)
     return FairShare(e, theta, xfair, tfair, usable)
+
+
+def next_deficit(deficit: np.ndarray, epsilon: float, progress: np.ndarray) -> np.ndarray:
+    """The temporal half of fairness: ``D_j <- max(0, D_j + (1 - epsilon) - rho_j)`` after a round.
+
+    Parameters
+    ----------
+    deficit : array (N,)
+        Deficits carried into the round, ``D_j >= 0``.
+    epsilon : float
+        Fairness slack of the round.
+    progress : array (N,)
+        Progress ``rho_j = tau_j / Tfair_j`` the round delivered.
+
+    Returns
+    -------
+    array (N,)
+        Deficits carried into the next round (never negative).
+
+    Examples
+    --------
+    >>> next_deficit(np.array([0.0, 0.5]), 0.1, np.array([1.2, 0.4])).tolist()
+    [0.0, 1.0]
+    """
+    return np.maximum(0.0, np.asarray(deficit, np.float64) + (1.0 - epsilon) - np.asarray(progress, np.float64))
