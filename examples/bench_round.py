@@ -49,7 +49,7 @@ def plain_round(doc: dict) -> tuple[float, float, float]:
     out = solve_highs(lp)
     x = greedy_round(m, out.x[: lp.num_placement_cols])
     ev = m.evaluate(x)
-    return time.perf_counter() - t, float(ev["objective"]), float(ev["efficiency"])
+    return time.perf_counter() - t, float(ev.objective), float(ev.efficiency)
 
 
 def bench_one(n: int, seed: int, exact_limit: float, rows: list[dict]) -> None:

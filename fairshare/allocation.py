@@ -8,9 +8,12 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fairshare.formulation import RoundModel
 
 if sys.version_info >= (3, 11):
     from enum import StrEnum
@@ -60,8 +63,8 @@ class Allocation:
     Attributes
     ----------
     status : Status
-    mode : str
-        ``exact``, ``lp`` or ``fast``.
+    mode : str or None
+        The solve mode, ``exact``, ``lp`` or ``fast``; ``None`` for a policy that does not use one.
     objective : float
         ``E - lambda * S`` (section 3); nan when ``status`` is ``no_solution``.
     efficiency : float
@@ -94,10 +97,12 @@ class Allocation:
     job_partner : int array (N,)
         Integer modes: the row of the job it shares GPUs with, -1 if alone or not placed.
     gpu_types : tuple of str
+    policy : str or None
+        The policy that produced the allocation (``None`` for a plain :func:`~fairshare.allocate` call).
     """
 
     status: Status
-    mode: str
+    mode: str | None
     objective: float
     efficiency: float
     utilization: float
@@ -119,6 +124,43 @@ class Allocation:
     next_deficit: np.ndarray
     job_gpu: np.ndarray
     job_partner: np.ndarray
+    policy: str | None = None
+
+    @classmethod
+    def from_columns(cls, model: RoundModel, x: np.ndarray | None, *, status: Status, mode: str | None,
+                     policy: str | None = None, mip_gap: float | None = None, bound: float | None = None,
+                     relaxation: str | None = None, build_seconds: float = 0.0, solve_seconds: float = 0.0,
+                     message: str = "") -> Allocation:
+        """The allocation given by column values ``x`` of ``model`` (``None``: no solution, nothing placed).
+
+        Every number (E, E/C, shortfall, per-job throughput, progress, next deficit) is computed from ``x``
+        by :meth:`~fairshare.formulation.RoundModel.evaluate`, so every solve mode and every policy reports
+        them in the same units. Integer modes (``mode != "lp"``) report placements with share 1.
+        """
+        p, c = model.problem, model.columns
+        xv = np.zeros(c.num) if x is None else np.asarray(x, dtype=np.float64)
+        ev = model.evaluate(xv)
+        on = np.flatnonzero(xv > 1e-9)
+        integral = mode != "lp"
+        ja, jb, g, size = c.job_a[on].tolist(), c.job_b[on].tolist(), c.gpu[on].tolist(), c.size[on].tolist()
+        shares = [1.0] * len(on) if integral else xv[on].tolist()
+        ids, names = p.job_ids, p.gpu_types
+        placements = tuple(
+            Placement((ids[a],) if b < 0 else (ids[a], ids[b]), names[gg], int(ss), float(sh))
+            for a, b, gg, ss, sh in zip(ja, jb, g, size, shares))
+        job_gpu, partner = _job_arrays(p.num_jobs, [((a,) if b < 0 else (a, b), gg, float(sh))
+                                                    for a, b, gg, sh in zip(ja, jb, g, xv[on].tolist())],
+                                       integral)
+        if mode == "exact" and mip_gap is None:
+            mip_gap = 0.0
+        return cls(
+            status=status, mode=mode, objective=float("nan") if x is None else ev.objective,
+            efficiency=ev.efficiency, utilization=ev.efficiency / p.total_gpus, shortfall=ev.shortfall,
+            mip_gap=mip_gap, bound=bound, obj_null=model.obj_null, relaxation=relaxation,
+            build_seconds=build_seconds, solve_seconds=solve_seconds, message=message, placements=placements,
+            job_ids=ids, gpu_types=names, fair_throughput=np.asarray(model.fair.throughput), throughput=ev.tau,
+            progress=ev.rho, job_shortfall=ev.sigma, next_deficit=ev.next_deficit, job_gpu=job_gpu,
+            job_partner=partner, policy=policy)
 
     @property
     def value_gain(self) -> float:
@@ -143,6 +185,8 @@ class Allocation:
             "efficiency": self.efficiency, "utilization": self.utilization, "shortfall": self.shortfall,
             "mip_gap": _num(self.mip_gap), "bound": _num(self.bound), "obj_null": self.obj_null,
         }
+        if self.policy is not None:
+            out["policy"] = self.policy
         if self.relaxation is not None:
             out["relaxation"] = self.relaxation
         out.update({"build_seconds": self.build_seconds, "solve_seconds": self.solve_seconds,
@@ -163,19 +207,11 @@ class Allocation:
         jidx = {j: i for i, j in enumerate(ids)}
         col = {k: np.array([doc["jobs"][j][k] for j in ids], dtype=np.float64)
                for k in ("fair_throughput", "throughput", "progress", "shortfall", "next_deficit")}
-        job_gpu = np.full(len(ids), -1, np.int64)
-        partner = np.full(len(ids), -1, np.int64)
-        best = np.zeros(len(ids))
-        for p in doc["placements"]:
-            members = [jidx[j] for j in p["jobs"]]
-            for a in members:
-                if p["share"] > best[a]:
-                    best[a] = p["share"]
-                    job_gpu[a] = gidx[p["gpu"]]
-            if len(members) == 2 and p["share"] >= 1.0:
-                partner[members[0]], partner[members[1]] = members[1], members[0]
+        members = [(tuple(jidx[j] for j in p["jobs"]), gidx[p["gpu"]], float(p["share"]))
+                   for p in doc["placements"]]
+        job_gpu, partner = _job_arrays(len(ids), members, None)
         return cls(
-            status=Status(doc["status"]), mode=doc["mode"], objective=_float(doc["objective"]),
+            status=Status(doc["status"]), mode=doc.get("mode"), policy=doc.get("policy"), objective=_float(doc["objective"]),
             efficiency=doc["efficiency"], utilization=doc["utilization"], shortfall=doc["shortfall"],
             mip_gap=doc.get("mip_gap"), bound=doc.get("bound"), obj_null=doc.get("obj_null", float("nan")),
             relaxation=doc.get("relaxation"), build_seconds=doc.get("build_seconds", 0.0),
@@ -185,6 +221,25 @@ class Allocation:
             job_ids=ids, gpu_types=gpu_types, fair_throughput=col["fair_throughput"],
             throughput=col["throughput"], progress=col["progress"], job_shortfall=col["shortfall"],
             next_deficit=col["next_deficit"], job_gpu=job_gpu, job_partner=partner)
+
+
+def _job_arrays(n: int, members: list[tuple[tuple[int, ...], int, float]],
+                integral: bool | None) -> tuple[np.ndarray, np.ndarray]:
+    """Per job: the type index of its largest share (-1: not placed) and its partner's row (-1: none).
+
+    ``members`` lists ``(job rows, type index, share)`` per placement. Partners are recorded for integer
+    placements (``integral``), or, when ``integral`` is None, for placements with share 1.
+    """
+    job_gpu = np.full(n, -1, np.int64)
+    partner = np.full(n, -1, np.int64)
+    best = np.zeros(n)
+    for jobs, g, share in members:
+        for j in jobs:
+            if share > best[j]:
+                best[j], job_gpu[j] = share, g
+        if len(jobs) == 2 and (integral if integral is not None else share >= 1.0):
+            partner[jobs[0]], partner[jobs[1]] = jobs[1], jobs[0]
+    return job_gpu, partner
 
 
 def _num(v: float | None) -> float | None:

@@ -2,12 +2,13 @@
 
 Bad input raises :class:`InvalidInputError` (a :class:`ValueError`) before any model is built; its
 message names the offending field and shows its value. Solver failures that are not an honest status
-(infeasible rounds cannot happen, time limits are statuses) raise :class:`SolverError` with advice.
+(infeasible rounds cannot happen, time limits are statuses) raise :class:`SolverError` with advice. A policy
+that returns an infeasible placement raises :class:`PolicyError`: a bug in the policy, not bad input.
 """
 
 from __future__ import annotations
 
-__all__ = ["FairshareError", "InvalidInputError", "SolverError"]
+__all__ = ["FairshareError", "InvalidInputError", "PolicyError", "SolverError"]
 
 
 class FairshareError(Exception):
@@ -26,3 +27,7 @@ class InvalidInputError(FairshareError, ValueError):
 
 class SolverError(FairshareError, RuntimeError):
     """The solver failed in a way that is not a status (crash, numerical trouble)."""
+
+
+class PolicyError(FairshareError, RuntimeError):
+    """A policy produced an invalid placement (over capacity, a job placed twice, a split gang): a bug."""

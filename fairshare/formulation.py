@@ -30,10 +30,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from fairshare.fair_share import FairShare, fair_share
+from fairshare.fair_share import FairShare, fair_share, next_deficit
 from fairshare.problem import RoundProblem
 
-__all__ = ["Columns", "LinearProgram", "RoundModel", "build_model"]
+__all__ = ["Columns", "Evaluation", "LinearProgram", "RoundModel", "build_columns", "build_model"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +80,32 @@ class LinearProgram:
     col_lower: np.ndarray
     col_upper: np.ndarray
     num_placement_cols: int  # the first columns are placements; the rest (if any) are sigma_j
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """What a (binary or fractional) placement ``x`` gives: :meth:`RoundModel.evaluate`.
+
+    Attributes
+    ----------
+    tau, rho, sigma, next_deficit : arrays (N,)
+        Per job: throughput ``tau_j``, progress ``rho_j = tau_j / Tfair_j``, shortfall
+        ``sigma_j = max(0, need_j - rho_j)`` and the deficit carried into the next round.
+    efficiency : float
+        ``E = sum_j s_j tau_j / Tmax_j``.
+    shortfall : float
+        ``S = sum_j w_j sigma_j`` (normalised weights).
+    objective : float
+        ``E - lambda S``.
+    """
+
+    tau: np.ndarray
+    rho: np.ndarray
+    sigma: np.ndarray
+    next_deficit: np.ndarray
+    efficiency: float
+    shortfall: float
+    objective: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +156,7 @@ class RoundModel:
             tau += np.bincount(c.job_b[pair], weights=(c.tput_b * x)[pair], minlength=n)
         return tau
 
-    def evaluate(self, x: np.ndarray) -> dict[str, np.ndarray | float]:
+    def evaluate(self, x: np.ndarray) -> Evaluation:
         """Per-job throughput, progress, shortfall and next deficit, and E, S and the objective of ``x``."""
         p = self.problem
         tau = self.job_throughput(x)
@@ -139,26 +165,39 @@ class RoundModel:
         with np.errstate(invalid="ignore", divide="ignore"):
             e = float((p.scale * tau / self.tmax).sum()) if p.num_jobs else 0.0
         s = float((self.weight * sigma).sum())
-        nxt = np.maximum(0.0, p.deficit + (1.0 - p.epsilon) - rho)  # type: ignore[operator]
-        return {"tau": tau, "rho": rho, "sigma": sigma, "next_deficit": nxt, "efficiency": e, "shortfall": s,
-                "objective": e - p.fairness_weight * s}
+        return Evaluation(tau=tau, rho=rho, sigma=sigma, next_deficit=next_deficit(p.deficit, p.epsilon, rho),
+                          efficiency=e, shortfall=s, objective=e - p.fairness_weight * s)
 
     # -------------------------------------------------------------- linear programs
-    def _placement_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """COO triplets of the job rows (0..N-1) and capacity rows (N..N+G-1) of the placement columns."""
+    def placement_rows(self, usable: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """COO triplets of the job rows (0..N-1) and capacity rows (N..N+G-1) of the placement columns.
+
+        Parameters
+        ----------
+        usable : array of int, optional
+            Indices of the columns to include (default: all), numbered ``0..len(usable)-1`` in the
+            triplets' column index.
+
+        Returns
+        -------
+        rows, cols, values : arrays
+            Row index, column index and coefficient of every non-zero (1 in a job row, the column's GPU
+            count in its type's capacity row).
+        """
         c, n = self.columns, self.problem.num_jobs
-        m = c.num
+        sel = np.arange(c.num) if usable is None else np.asarray(usable, dtype=np.int64)
+        m = len(sel)
         cols = np.arange(m)
-        pair = c.is_pair
-        rows = np.concatenate([c.job_a, c.job_b[pair], n + c.gpu])
+        pair = c.is_pair[sel]
+        rows = np.concatenate([c.job_a[sel], c.job_b[sel][pair], n + c.gpu[sel]])
         colx = np.concatenate([cols, cols[pair], cols])
-        vals = np.concatenate([np.ones(m), np.ones(int(pair.sum())), c.size.astype(np.float64)])
+        vals = np.concatenate([np.ones(m), np.ones(int(pair.sum())), c.size[sel].astype(np.float64)])
         return rows, colx, vals
 
     def tightened_lp(self) -> LinearProgram:
         """The column formulation of section 5a (objective offset ``obj_null`` left out)."""
         n, g, m = self.problem.num_jobs, len(self.problem.gpu_types), self.columns.num
-        rows, cols, vals = self._placement_rows()
+        rows, cols, vals = self.placement_rows()
         a = sp.csc_matrix((vals, (rows, cols)), shape=(n + g, m))
         row_upper = np.concatenate([np.ones(n), self.problem.capacity.astype(np.float64)])
         return LinearProgram(self.value.copy(), a, np.full(n + g, -np.inf), row_upper, np.zeros(m), np.ones(m), m)
@@ -167,7 +206,7 @@ class RoundModel:
         """Section 3's formulation with ``sigma_j`` columns and fairness rows (rows N+G .. 2N+G-1)."""
         p, c = self.problem, self.columns
         n, g, m = p.num_jobs, len(p.gpu_types), c.num
-        rows, cols, vals = self._placement_rows()
+        rows, cols, vals = self.placement_rows()
         pair = c.is_pair
         idx = np.arange(m)
         f_rows = np.concatenate([n + g + c.job_a, n + g + c.job_b[pair], n + g + np.arange(n)])

@@ -7,7 +7,6 @@ sections 2 and 3, so that the tests do not trust the library's own evaluation.
 from __future__ import annotations
 
 import copy
-import importlib
 import itertools
 import json
 from typing import Any
@@ -17,7 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import fairshare.rounding
+import fairshare.methods.fast
+import fairshare.methods.rounding
 from fairshare import allocate
 from fairshare.allocate import SolveOptions
 from fairshare.allocation import Allocation
@@ -26,8 +26,8 @@ from fairshare.errors import InvalidInputError
 from fairshare.fair_share import fair_share
 from fairshare.formulation import build_model
 from fairshare.problem import RoundProblem
-from fairshare.solvers.highs import HighsOutcome
-from fairshare.testing.rounds import random_round
+from fairshare.solvers import SolverOutcome, Termination
+from fairshare.testing.random_rounds import random_round
 from fairshare.testing.strategies import round_documents, round_problems
 from fairshare.validators import allocation_violations
 
@@ -298,7 +298,7 @@ def test_fair_allocation_is_feasible_for_the_lp_and_the_lp_beats_it(problem):
     w = problem.weight / problem.weight.mean()
     s = float((w * np.maximum(0.0, problem.deficit - problem.epsilon)).sum())
     fair_obj = e - problem.fairness_weight * s
-    assert model.evaluate(x)["objective"] == pytest.approx(fair_obj, rel=1e-9, abs=1e-9)
+    assert model.evaluate(x).objective == pytest.approx(fair_obj, rel=1e-9, abs=1e-9)
     lp = allocate(problem, mode="lp")
     assert lp.objective >= fair_obj - tol(lp)
     if (problem.deficit == 0).all():
@@ -549,14 +549,13 @@ def test_fast_fills_idle_gpus_after_polish(monkeypatch):
     x_bad = x_bad.astype(float)
 
     def stopped_early(lp, **kw):
-        return HighsOutcome("Time limit reached", False, True, x_bad.copy(), float(model.value @ x_bad),
-                            float(model.value.sum()), 0.5, None, None, 0.1, "Time limit reached")
+        return SolverOutcome(x_bad.copy(), float(model.value @ x_bad), float(model.value.sum()),
+                             Termination.TIME_LIMIT, "Time limit reached", 0.1, mip_gap=0.5)
 
-    # (fairshare.allocate is shadowed by the function of that name in the package namespace)
-    monkeypatch.setattr(importlib.import_module("fairshare.allocate"), "_LOCAL_SEARCH_MAX_COLUMNS", 0)
+    monkeypatch.setattr(fairshare.methods.fast, "LOCAL_SEARCH_MAX_COLUMNS", 0)
     greedy = allocate(problem, mode="fast", polish_seconds=0)
     assert greedy.value_gain == pytest.approx(202.0)
-    monkeypatch.setattr(fairshare.rounding, "solve_highs", stopped_early)
+    monkeypatch.setattr(fairshare.methods.rounding, "solve_lp", stopped_early)
     fast = allocate(problem, mode="fast")
     assert allocation_violations(problem, fast) == []
     # the patched answer {0: V100, 2: K80} (205) was taken and filled: job 1 joins on the idle P100 (+67.17)
@@ -571,7 +570,11 @@ def test_fast_fills_idle_gpus_after_polish(monkeypatch):
     ({"time_limit": float("nan")}, r"`time_limit` = nan: must be a positive"),
     ({"time_limit": "5"}, r"`time_limit` = '5': must be a positive"),
     ({"mip_rel_gap": 1.0}, r"`mip_rel_gap` = 1\.0: must be in \[0, 1\)"),
-    ({"threads": 0}, r"`threads` = 0: must be a positive integer"),
+    ({"threads": 0}, r"`threads` = 0: must be an integer from 1 to 256"),
+    ({"threads": 10**6}, r"`threads` = 1000000: must be an integer from 1 to 256"),
+    ({"threads": True}, r"`threads` = True: must be an integer"),
+    ({"seed": -1}, r"`seed` = -1: must be an integer in \[0, 2\*\*31\)"),
+    ({"verbose": "yes"}, r"`verbose` = 'yes': must be True or False"),
     ({"seed": 1.5}, r"`seed` = 1\.5: must be an integer"),
     ({"lp_algorithm": "barrier"}, r"`lp_algorithm` = 'barrier'"),
     ({"relaxation": "gavel"}, r"`relaxation` = 'gavel'"),
@@ -587,6 +590,30 @@ def test_bad_options_raise_naming_the_field(kwargs, match):
     kwargs = {"mode": "exact", **kwargs}
     with pytest.raises(InvalidInputError, match=match):
         allocate(SPEC_ROUND, **kwargs)
+
+
+@pytest.mark.parametrize(("mode", "kwargs", "match"), [
+    ("fast", {"time_limit": 5}, r"`time_limit` = 5: applies to mode exact only, not to mode 'fast'"),
+    ("lp", {"time_limit": 5}, r"`time_limit` = 5: applies to mode exact only, not to mode 'lp'"),
+    ("lp", {"mip_rel_gap": 0.01}, r"`mip_rel_gap` = 0\.01: applies to mode exact only"),
+    ("exact", {"polish_seconds": 5}, r"`polish_seconds` = 5: applies to mode fast only, not to mode 'exact'"),
+    ("lp", {"polish_gap": 0.1}, r"`polish_gap` = 0\.1: applies to mode fast only"),
+    ("fast", {"backend": "pyomo"}, r"`backend` = 'pyomo': applies to mode exact and lp only, not to mode 'fast'"),
+    ("fast", {"relaxation": "tightened"}, r"`relaxation` = 'tightened': applies to mode lp only"),
+    ("exact", {"relaxation": "tightened"}, r"`relaxation` = 'tightened': applies to mode lp only"),
+    ("exact", {"lp_algorithm": "ipm"}, r"`lp_algorithm` = 'ipm': applies to mode lp and fast only"),
+    ("lp", {"backend": "pyomo", "relaxation": "tightened"}, r"`relaxation` = 'tightened': the pyomo backend"),
+    ("lp", {"backend": "pyomo", "lp_algorithm": "ipm"}, r"`lp_algorithm` = 'ipm': applies to the highs backend"),
+])
+def test_options_that_do_not_apply_to_the_mode_are_refused(mode, kwargs, match):
+    with pytest.raises(InvalidInputError, match=match):
+        allocate(SPEC_ROUND, mode=mode, **kwargs)
+
+
+def test_options_that_apply_to_every_mode_are_accepted_everywhere():
+    for mode in MODES:
+        alloc = allocate(SPEC_ROUND, mode=mode, threads=1, seed=3, verbose=False)
+        assert alloc.mode == mode
 
 
 def test_bad_problem_type():

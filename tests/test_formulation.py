@@ -14,7 +14,7 @@ from fairshare.cli import example_round_text
 from fairshare.fair_share import fair_share
 from fairshare.formulation import RoundModel, build_model
 from fairshare.problem import RoundProblem
-from fairshare.solvers.highs import solve_highs
+from fairshare.solvers import solve_lp
 from fairshare.testing.strategies import round_problems
 
 SPEC_ROUND = json.loads(example_round_text())  # the round of spec section 6, bundled
@@ -130,10 +130,10 @@ def test_tightened_objective_equals_section3_minus_null_on_integer_placements(pr
     x = random_integer_placement(model, np.random.default_rng(seed), density)
     reference = section3_objective(problem, model, x)
     assert float(model.value @ x) == pytest.approx(reference - model.obj_null, rel=1e-9, abs=1e-9)
-    assert model.evaluate(x)["objective"] == pytest.approx(reference, rel=1e-9, abs=1e-9)
+    assert model.evaluate(x).objective == pytest.approx(reference, rel=1e-9, abs=1e-9)
     # and the section 3 LP, with sigma at its smallest, is feasible and has the same objective
     lp = model.section3_lp()
-    sigma = np.maximum(0.0, model.need - model.evaluate(x)["rho"])
+    sigma = np.maximum(0.0, model.need - model.evaluate(x).rho)
     z = np.concatenate([x, sigma])
     row = lp.matrix @ z
     assert (row >= lp.row_lower - 1e-9).all() and (row <= lp.row_upper + 1e-9).all()
@@ -155,8 +155,8 @@ def test_tightened_objective_is_below_section3_on_fractional_points(problem, see
 @given(round_problems(min_jobs=1))
 def test_tightened_bound_lies_between_the_exact_optimum_and_the_section3_bound(problem):
     model = build_model(problem)
-    tight = solve_highs(model.tightened_lp())
-    sec3 = solve_highs(model.section3_lp())
+    tight = solve_lp(model.tightened_lp())
+    sec3 = solve_lp(model.section3_lp())
     exact = allocate(problem, mode="exact")
     tol = 1e-6 * max(1.0, abs(model.obj_null))
     assert tight.optimal and sec3.optimal
@@ -171,8 +171,8 @@ def test_tightened_bound_lies_between_the_exact_optimum_and_the_section3_bound(p
 @given(round_problems(min_jobs=1, max_jobs=8))
 def test_section3_milp_and_tightened_milp_have_the_same_optimum(problem):
     model = build_model(problem)
-    sec3 = solve_highs(model.section3_lp(), integer=True)
-    tight = solve_highs(model.tightened_lp(), integer=True)
+    sec3 = solve_lp(model.section3_lp(), integer=True)
+    tight = solve_lp(model.tightened_lp(), integer=True)
     tol = 1e-6 * max(1.0, abs(model.obj_null))
     assert sec3.optimal and tight.optimal
     assert sec3.objective == pytest.approx(tight.objective + model.obj_null, abs=tol)
@@ -191,9 +191,9 @@ def test_evaluate_fractional_point_by_hand():
     x[(c.job_a == 2) & (c.gpu == 2) & ~c.is_pair] = 0.5
     ev = m.evaluate(x)
     rho = 5.2 / (15.5 / 3)
-    assert ev["tau"][2] == pytest.approx(5.2)
-    assert ev["rho"][2] == pytest.approx(rho)
-    assert ev["efficiency"] == pytest.approx(5.2 / 8.6)
-    assert ev["shortfall"] == pytest.approx(2.7 + 1.4 - rho)
-    assert ev["objective"] == pytest.approx(5.2 / 8.6 - 100 * (2.7 + 1.4 - rho))
-    assert ev["next_deficit"] == pytest.approx([0.9, 0.9, 1.4 - rho, 0.9])
+    assert ev.tau[2] == pytest.approx(5.2)
+    assert ev.rho[2] == pytest.approx(rho)
+    assert ev.efficiency == pytest.approx(5.2 / 8.6)
+    assert ev.shortfall == pytest.approx(2.7 + 1.4 - rho)
+    assert ev.objective == pytest.approx(5.2 / 8.6 - 100 * (2.7 + 1.4 - rho))
+    assert ev.next_deficit == pytest.approx([0.9, 0.9, 1.4 - rho, 0.9])

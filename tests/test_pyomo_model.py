@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 
 from fairshare import allocate
-from fairshare.testing.rounds import random_round
+from fairshare.testing.random_rounds import random_round
 from fairshare.testing.strategies import round_problems
 
 

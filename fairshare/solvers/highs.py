@@ -1,97 +1,72 @@
 """HiGHS backend: pass a :class:`~fairshare.formulation.LinearProgram` whole to highspy, solve, report.
 
 This is the only module that imports ``highspy``. Models arrive as sparse CSC matrices and are passed in
-one call (``Highs.passModel``); nothing here loops over variables in Python.
+one call (``Highs.passModel``); nothing here loops over variables in Python. HiGHS's model status is mapped
+to a :class:`~fairshare.solvers.Termination` by one table, :data:`STATUS`, and its text is kept.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from fairshare.errors import SolverError
+from fairshare.errors import InvalidInputError, SolverError
 from fairshare.formulation import LinearProgram
+from fairshare.solvers import SolverOutcome, Termination
 
-__all__ = ["HighsOutcome", "solve_highs"]
+__all__ = ["STATUS", "solve_highs"]
 
 try:  # pragma: no cover - import guard
     import highspy
-
-    _MS = highspy.HighsModelStatus
 except ImportError as exc:  # pragma: no cover
     raise ImportError("fairshare needs highspy: pip install highspy") from exc
 
+_MS = highspy.HighsModelStatus
 
-def _silence_banner() -> None:
-    """HiGHS prints a copyright banner on stdout when the first solver object of a process is made, before
-    any option can be set; a library must not print, so that first object is made with stdout redirected."""
-    import os
-    import sys
+STATUS: dict[Any, Termination] = {
+    _MS.kOptimal: Termination.OPTIMAL,
+    _MS.kModelEmpty: Termination.OPTIMAL,
+    _MS.kTimeLimit: Termination.TIME_LIMIT,
+    _MS.kIterationLimit: Termination.LIMIT,
+    _MS.kSolutionLimit: Termination.LIMIT,
+    _MS.kObjectiveBound: Termination.LIMIT,
+    _MS.kObjectiveTarget: Termination.LIMIT,
+    _MS.kInterrupt: Termination.INTERRUPTED,
+    _MS.kInfeasible: Termination.INFEASIBLE,
+    _MS.kUnbounded: Termination.UNBOUNDED,
+    _MS.kUnboundedOrInfeasible: Termination.UNBOUNDED,
+}
+"""HiGHS model status -> :class:`~fairshare.solvers.Termination`; any other status is ``ERROR``."""
 
+_LP_ALGORITHMS = {"dual": "simplex", "primal": "simplex", "ipm": "ipm", "choose": "choose", "pdlp": "pdlp"}
+_SCHEDULER: dict[str, int | None] = {"threads": None}
+_BANNER = {"silenced": False}
+
+
+def _new_highs() -> highspy.Highs:
+    """A solver object. HiGHS prints a copyright banner on stdout when the first one of a process is made,
+    before any option can be set; a library must not print, so that first one is made with stdout
+    redirected to the null device."""
+    if _BANNER["silenced"]:
+        return highspy.Highs()
+    _BANNER["silenced"] = True
     try:
         sys.stdout.flush()
         fd = os.dup(1)
     except (OSError, ValueError):  # pragma: no cover - no real stdout
-        highspy.Highs()
-        return
+        return highspy.Highs()
     try:
         with open(os.devnull, "w") as null:
             os.dup2(null.fileno(), 1)
-            highspy.Highs()
+            h = highspy.Highs()
     finally:
         os.dup2(fd, 1)
         os.close(fd)
-
-
-_silence_banner()
-
-
-@dataclass(frozen=True, slots=True)
-class HighsOutcome:
-    """What one HiGHS run returned.
-
-    Attributes
-    ----------
-    model_status : str
-        HiGHS's model status, as HiGHS spells it (``"Optimal"``, ``"Time limit reached"``, ...).
-    optimal : bool
-        HiGHS proved optimality (within the MIP gap tolerance for a MILP).
-    has_solution : bool
-        A primal feasible point is available in ``x``.
-    x : array or None
-        Column values.
-    objective : float
-        Objective of ``x`` (nan without a solution).
-    bound : float
-        Dual bound (the LP optimum for an LP; ``mip_dual_bound`` for a MILP).
-    mip_gap : float
-        HiGHS's relative gap (0 for an LP solved to optimality; inf when there is no incumbent).
-    col_dual, row_dual : array or None
-        Reduced costs and row duals (LP only).
-    seconds : float
-        Wall time of ``run()``.
-    message : str
-        Native status text, kept for the user.
-    """
-
-    model_status: str
-    optimal: bool
-    has_solution: bool
-    x: np.ndarray | None
-    objective: float
-    bound: float
-    mip_gap: float
-    col_dual: np.ndarray | None
-    row_dual: np.ndarray | None
-    seconds: float
-    message: str
-
-
-_SCHEDULER: dict[str, int | None] = {"threads": None}
-_LP_ALGORITHMS = {"dual": "simplex", "primal": "simplex", "ipm": "ipm", "choose": "choose", "pdlp": "pdlp"}
+    return h
 
 
 def solve_highs(
@@ -108,9 +83,9 @@ def solve_highs(
     verbose: bool = False,
     allow_infeasible: bool = False,
     extra_options: dict[str, Any] | None = None,
-) -> HighsOutcome:
-    """Solve ``lp`` (maximisation) with HiGHS, as an LP or, with ``integer=True``, a MILP over all of its columns
-    that have upper bound 1 (the placement columns).
+) -> SolverOutcome:
+    """Solve ``lp`` (maximisation) with HiGHS, as an LP or, with ``integer=True``, a MILP whose placement
+    columns (the first ``lp.num_placement_cols``) are integer.
 
     Parameters
     ----------
@@ -126,14 +101,14 @@ def solve_highs(
     seed : int
         HiGHS ``random_seed``.
     lp_algorithm : {"dual", "primal", "ipm", "choose", "pdlp"}
-        LP method (for an LP, or the root of a MILP it is HiGHS's choice).
+        LP method (for an LP; for a MILP's root, HiGHS chooses).
     col_lower, col_upper : array, optional
         Bounds that replace the model's (used to fix columns).
     verbose : bool
         Let HiGHS print its log.
     allow_infeasible : bool
-        Report infeasibility as an outcome (``model_status == "Infeasible"``) instead of raising; used when
-        columns were fixed and an empty restricted problem is a valid answer.
+        Report infeasibility as an outcome (``Termination.INFEASIBLE``) instead of raising; used when columns
+        were fixed and an empty restricted problem is a valid answer.
     extra_options : dict, optional
         Further HiGHS options by their HiGHS names (e.g. ``{"run_crossover": "off"}``).
 
@@ -142,7 +117,9 @@ def solve_highs(
     SolverError
         If HiGHS fails (model error, solve error, infeasible or unbounded, which a valid round cannot be).
     """
-    h = highspy.Highs()
+    if lp_algorithm not in _LP_ALGORITHMS:
+        raise InvalidInputError("lp_algorithm", lp_algorithm, f"must be one of {', '.join(_LP_ALGORITHMS)}")
+    h = _new_highs()
     h.setOptionValue("output_flag", bool(verbose))
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
@@ -156,8 +133,6 @@ def solve_highs(
         h.setOptionValue("threads", _SCHEDULER["threads"])
     for key, value in (extra_options or {}).items():
         h.setOptionValue(key, value)
-    if lp_algorithm not in _LP_ALGORITHMS:
-        raise ValueError(f"`lp_algorithm` = {lp_algorithm!r}: expected one of {sorted(_LP_ALGORITHMS)}")
     h.setOptionValue("solver", _LP_ALGORITHMS[lp_algorithm])
     if lp_algorithm == "primal":
         h.setOptionValue("simplex_strategy", 4)
@@ -172,7 +147,7 @@ def solve_highs(
     integrality = np.zeros(m, np.int32)
     if integer:
         integrality[: lp.num_placement_cols] = 1
-    args: list[Any] = [
+    status = h.passModel(
         m, a.shape[0], a.nnz, 1, -1, 0.0,  # colwise, maximise, offset
         np.ascontiguousarray(lp.cost, np.float64),
         np.ascontiguousarray(np.where(np.isinf(lo), -inf, lo), np.float64),
@@ -180,14 +155,10 @@ def solve_highs(
         np.ascontiguousarray(np.where(np.isinf(lp.row_lower), -inf, lp.row_lower), np.float64),
         np.ascontiguousarray(np.where(np.isinf(lp.row_upper), inf, lp.row_upper), np.float64),
         np.ascontiguousarray(a.indptr, np.int32), np.ascontiguousarray(a.indices, np.int32),
-        np.ascontiguousarray(a.data, np.float64),
-    ]
-    args.append(integrality)
-    status = h.passModel(*args)
+        np.ascontiguousarray(a.data, np.float64), integrality)
     if status == highspy.HighsStatus.kError:
         raise SolverError("HiGHS rejected the model (passModel returned kError); please report this round")
-    # No setSolution: HiGHS 1.16 returned a start given that way as "optimal" with a wrong objective
-    # (tests/test_allocate.py::test_exact_regression_start_solution).
+    # No setSolution: HiGHS 1.16 returned a start given that way as "optimal" with a wrong objective.
     t0 = time.perf_counter()
     run_status = h.run()
     seconds = time.perf_counter() - t0
@@ -196,31 +167,25 @@ def solve_highs(
                           "check the options (for example `threads`) or report the round")
     ms = h.getModelStatus()
     text = h.modelStatusToString(ms)
-    info = h.getInfo()
-    if allow_infeasible and ms == _MS.kInfeasible:
-        return HighsOutcome(text, False, False, None, float("nan"), -float("inf"), float("inf"), None, None,
-                            seconds, text)
-    if ms in (_MS.kInfeasible, _MS.kUnbounded, _MS.kUnboundedOrInfeasible, _MS.kModelError, _MS.kSolveError,
-              _MS.kLoadError, _MS.kPresolveError, _MS.kPostsolveError, _MS.kMemoryLimit):
+    termination = STATUS.get(ms, Termination.ERROR)
+    if termination is Termination.INFEASIBLE and allow_infeasible:
+        return SolverOutcome(None, float("nan"), -float("inf"), termination, text, seconds)
+    if termination in (Termination.INFEASIBLE, Termination.UNBOUNDED, Termination.ERROR):
         raise SolverError(f"HiGHS stopped with status {text!r}; a valid round is always feasible and bounded. "
                           "Try another lp_algorithm, or report the round (RoundProblem.to_json()).")
-    has_solution = info.primal_solution_status == 2 or ms == _MS.kOptimal or ms == _MS.kModelEmpty
+    if ms == _MS.kModelEmpty:
+        return SolverOutcome(np.zeros(m), 0.0, 0.0, termination, text, seconds, mip_gap=0.0)
+    info = h.getInfo()
+    has_solution = info.primal_solution_status == 2 or termination is Termination.OPTIMAL
     sol = h.getSolution()
     x = np.asarray(sol.col_value, dtype=np.float64) if has_solution else None
-    optimal = ms in (_MS.kOptimal, _MS.kModelEmpty)
+    objective = float(info.objective_function_value) if has_solution else float("nan")
     if integer:
-        objective = float(info.objective_function_value) if has_solution else float("nan")
-        bound = float(info.mip_dual_bound)
-        gap = float(info.mip_gap) if has_solution else float("inf")
-        col_dual = row_dual = None
-    else:
-        objective = float(info.objective_function_value) if has_solution else float("nan")
-        bound = objective if optimal else float("nan")
-        gap = 0.0 if optimal else float("inf")
-        col_dual = np.asarray(sol.col_dual) if sol.dual_valid else None
-        row_dual = np.asarray(sol.row_dual) if sol.dual_valid else None
-    if ms == _MS.kModelEmpty:
-        objective = bound = 0.0
-        gap = 0.0
-        x = np.zeros(m)
-    return HighsOutcome(text, optimal, has_solution, x, objective, bound, gap, col_dual, row_dual, seconds, text)
+        return SolverOutcome(x, objective, float(info.mip_dual_bound), termination, text, seconds,
+                             mip_gap=float(info.mip_gap) if has_solution else float("inf"))
+    optimal = termination is Termination.OPTIMAL
+    return SolverOutcome(
+        x, objective, objective if optimal else float("nan"), termination, text, seconds,
+        mip_gap=0.0 if optimal else float("inf"),
+        col_dual=np.asarray(sol.col_dual) if sol.dual_valid else None,
+        row_dual=np.asarray(sol.row_dual) if sol.dual_valid else None)

@@ -1,0 +1,170 @@
+"""Solve modes and their options: :class:`Mode`, :class:`SolveOptions`.
+
+Each option applies to some modes only (:data:`APPLIES_TO`); :meth:`SolveOptions.for_mode` refuses an
+option set away from its default for a mode it does not apply to, so nothing a caller asks for is silently
+dropped.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from fairshare._validate import is_real
+from fairshare.errors import InvalidInputError
+
+if sys.version_info >= (3, 11):
+    from enum import StrEnum
+else:  # pragma: no cover
+    from enum import Enum
+
+    class StrEnum(str, Enum):
+        """``enum.StrEnum`` for Python 3.10."""
+
+        def __str__(self) -> str:
+            return str(self.value)
+
+__all__ = ["APPLIES_TO", "MAX_THREADS", "MODES", "Mode", "SolveOptions"]
+
+
+class Mode(StrEnum):
+    """How a round is solved: ``exact`` (MILP, proven by HiGHS), ``lp`` (relaxation), ``fast`` (LP + rounding)."""
+
+    EXACT = "exact"
+    LP = "lp"
+    FAST = "fast"
+
+
+MODES: tuple[str, ...] = tuple(m.value for m in Mode)
+"""The mode names, in documentation order."""
+
+MAX_THREADS = 256
+"""Upper bound of ``threads`` (HiGHS sizes a global thread pool; absurd counts abort the interpreter)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SolveOptions:
+    """Options of :func:`~fairshare.allocate`.
+
+    Parameters
+    ----------
+    time_limit : float, optional
+        ``exact``: seconds before HiGHS stops with its incumbent (status ``time_limit``) or none
+        (``no_solution``). ``None``: no limit.
+    mip_rel_gap : float
+        ``exact``: relative MIP gap at which HiGHS stops (default 1e-6), measured on ``objective - obj_null``.
+    threads : int, optional
+        HiGHS threads (1 to :data:`MAX_THREADS`).
+    seed : int
+        HiGHS random seed.
+    lp_algorithm : {"auto", "dual", "primal", "ipm", "choose", "pdlp"}
+        ``lp`` and ``fast`` on HiGHS: the LP method. ``auto``: dual simplex, except interior point with
+        crossover for the tightened LP above 20,000 placement columns (measured faster there, at 8,192 jobs).
+    relaxation : {"section3", "tightened"}
+        ``lp`` only: section 3's relaxation or the tightened column one (``tightened`` needs the HiGHS backend).
+    backend : {"highs", "pyomo"}
+        ``exact`` and ``lp`` only: the array-built model on highspy, or the Pyomo reference model.
+    polish_seconds : float
+        ``fast``: safety time limit of the polish MILP, which is bounded by 200 branch-and-bound nodes so
+        that results do not depend on machine load (0 disables polish).
+    polish_gap : float, optional
+        ``fast``: run the local search and the polish only when the certified relative gap to the LP bound
+        exceeds this. Default (``None``): 1 % for rounds of at most 1,000 placement columns (where one
+        misplaced gang costs efficiency), 2 % above (where the LP's own integrality gap dominates).
+    verbose : bool
+        Let HiGHS print its log.
+
+    Examples
+    --------
+    >>> SolveOptions(time_limit=5).for_mode("exact").time_limit
+    5
+    >>> SolveOptions(time_limit=5).for_mode("fast")
+    Traceback (most recent call last):
+    ...
+    fairshare.errors.InvalidInputError: `time_limit` = 5: applies to mode exact only, not to mode 'fast'
+    """
+
+    time_limit: float | None = None
+    mip_rel_gap: float = 1e-6
+    threads: int | None = None
+    seed: int = 0
+    lp_algorithm: str = "auto"
+    relaxation: str = "section3"
+    backend: str = "highs"
+    polish_seconds: float = 1.0
+    polish_gap: float | None = None
+    verbose: bool = False
+
+    def __post_init__(self) -> None:
+        if self.time_limit is not None and not (is_real(self.time_limit) and self.time_limit > 0):
+            raise InvalidInputError("time_limit", self.time_limit, "must be a positive number of seconds")
+        if not (is_real(self.mip_rel_gap) and 0 <= self.mip_rel_gap < 1):
+            raise InvalidInputError("mip_rel_gap", self.mip_rel_gap, "must be in [0, 1)")
+        if self.threads is not None and not (isinstance(self.threads, int) and not isinstance(self.threads, bool)
+                                             and 1 <= self.threads <= MAX_THREADS):
+            raise InvalidInputError("threads", self.threads, f"must be an integer from 1 to {MAX_THREADS}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or not 0 <= self.seed < 2**31:
+            raise InvalidInputError("seed", self.seed, "must be an integer in [0, 2**31)")
+        if self.lp_algorithm not in ("auto", "dual", "primal", "ipm", "choose", "pdlp"):
+            raise InvalidInputError("lp_algorithm", self.lp_algorithm,
+                                    "must be one of auto, dual, primal, ipm, choose, pdlp")
+        if self.relaxation not in ("section3", "tightened"):
+            raise InvalidInputError("relaxation", self.relaxation, "must be 'section3' or 'tightened'")
+        if self.backend not in ("highs", "pyomo"):
+            raise InvalidInputError("backend", self.backend, "must be 'highs' or 'pyomo'")
+        if not (is_real(self.polish_seconds) and self.polish_seconds >= 0):
+            raise InvalidInputError("polish_seconds", self.polish_seconds, "must be >= 0")
+        if self.polish_gap is not None and not (is_real(self.polish_gap) and self.polish_gap >= 0):
+            raise InvalidInputError("polish_gap", self.polish_gap, "must be >= 0")
+        if not isinstance(self.verbose, bool):
+            raise InvalidInputError("verbose", self.verbose, "must be True or False")
+
+    @classmethod
+    def coerce(cls, options: SolveOptions | Mapping[str, Any] | None, **overrides: Any) -> SolveOptions:
+        """Options from an instance, a mapping or ``None``, with keyword overrides; unknown keys are errors."""
+        if options is not None and not isinstance(options, (SolveOptions, Mapping)):
+            raise InvalidInputError("options", type(options).__name__, "must be a SolveOptions or a mapping")
+        base = options if isinstance(options, SolveOptions) else cls(**_known(dict(options or {})))
+        return replace(base, **_known(overrides)) if overrides else base
+
+    def for_mode(self, mode: str) -> SolveOptions:
+        """These options, checked against ``mode``: an option away from its default that does not apply to
+        ``mode`` (or to the chosen backend) raises :class:`~fairshare.errors.InvalidInputError`."""
+        mode = Mode(mode).value
+        default = _DEFAULT
+        for name, modes in APPLIES_TO.items():
+            value = getattr(self, name)
+            if mode not in modes and value != getattr(default, name):
+                raise InvalidInputError(name, value, f"applies to mode {' and '.join(modes)} only, "
+                                                     f"not to mode {mode!r}")
+        if self.backend == "pyomo":
+            if self.relaxation == "tightened":
+                raise InvalidInputError("relaxation", self.relaxation,
+                                        "the pyomo backend solves section 3's relaxation only")
+            if self.lp_algorithm != default.lp_algorithm:
+                raise InvalidInputError("lp_algorithm", self.lp_algorithm, "applies to the highs backend only")
+        return self
+
+
+APPLIES_TO: dict[str, tuple[str, ...]] = {
+    "time_limit": ("exact",),
+    "mip_rel_gap": ("exact",),
+    "lp_algorithm": ("lp", "fast"),
+    "relaxation": ("lp",),
+    "backend": ("exact", "lp"),
+    "polish_seconds": ("fast",),
+    "polish_gap": ("fast",),
+}
+"""Options that apply to some modes only; the others (threads, seed, verbose) apply to every mode."""
+
+_DEFAULT = SolveOptions()
+
+
+def _known(kw: dict[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in fields(SolveOptions)}
+    for k, v in kw.items():
+        if k not in names:
+            raise InvalidInputError(f"options.{k}", v, f"unknown option (known: {', '.join(sorted(names))})")
+    return kw
