@@ -8,11 +8,13 @@ jobs that arrive start at 0, jobs that are not in a round are dropped (finished)
 the state atomically (temporary file in the same folder, fsync, rename), so a scheduler that restarts loses
 no fairness history.
 
->>> eng = Engine({"V100": 1})
->>> alloc = eng.plan([{"id": "a", "scale": 1, "throughput": {"V100": 2.0}},
+>>> eng = Engine({"V100": 1}, mode="exact")
+>>> alloc = eng.plan([{"id": "a", "scale": 1, "throughput": {"V100": 3.0}},
 ...                   {"id": "b", "scale": 1, "throughput": {"V100": 2.0}}])
+>>> [p.jobs for p in alloc.placements]   # the faster job gets the GPU
+[('a',)]
 >>> _ = eng.commit(alloc)
->>> sorted(eng.deficits.items())   # one job ran (progress 2.0), the other is owed its fair share
+>>> sorted(eng.deficits.items())   # a ran (progress 2.0, twice its fair share); b is owed its share
 [('a', 0.0), ('b', 1.0)]
 """
 
@@ -27,9 +29,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from fairshare.allocate import MODES, SolveOptions, allocate
 from fairshare.allocation import Allocation, Status
 from fairshare.errors import InvalidInputError
+from fairshare.fair_share import next_deficit
 from fairshare.problem import RoundProblem
 
 __all__ = ["Engine"]
@@ -57,13 +62,13 @@ class Engine:
     def __init__(self, gpus: Mapping[str, int], *, mode: str = "fast", epsilon: float = 0.0,
                  fairness_weight: float = 100.0, options: SolveOptions | Mapping[str, Any] | None = None,
                  deficits: Mapping[str, float] | None = None, round_index: int = 0) -> None:
-        if mode not in MODES:
+        if not isinstance(mode, str) or mode not in MODES:
             raise InvalidInputError("mode", mode, f"must be one of {', '.join(MODES)}")
         self.gpus = dict(gpus)
         self.mode = mode
         self.epsilon = epsilon
         self.fairness_weight = fairness_weight
-        self.options = SolveOptions.coerce(options)
+        self.options = SolveOptions.coerce(options).for_mode(mode)
         self.round_index = int(round_index)
         self._deficits: dict[str, float] = {}
         for jid, d in (deficits or {}).items():
@@ -135,8 +140,10 @@ class Engine:
             if not (isinstance(r, (int, float)) and math.isfinite(r) and r >= 0):
                 raise InvalidInputError(f"progress.{jid}", r, "must be finite and >= 0")
             rho[jid] = float(r)
-        eps = self._pending_epsilon
-        new = {j: max(0.0, self._deficits.get(j, 0.0) + (1.0 - eps) - r) for j, r in rho.items()}
+        ids = list(rho)
+        carried = np.array([self._deficits.get(j, 0.0) for j in ids])
+        nxt = next_deficit(carried, self._pending_epsilon, np.array([rho[j] for j in ids]))
+        new = dict(zip(ids, nxt.tolist()))
         self._deficits = new
         self.round_index += 1
         self._pending = None

@@ -151,7 +151,7 @@ def next_deficit(deficit: np.ndarray, epsilon: float, progress: np.ndarray) -> n
 
     Examples
     --------
-    >>> next_deficit(np.array([0.0, 0.5]), 0.1, np.array([1.2, 0.4])).tolist()
+    >>> next_deficit(np.array([0.0, 0.5]), 0.25, np.array([1.5, 0.25])).tolist()
     [0.0, 1.0]
     """
     return np.maximum(0.0, np.asarray(deficit, np.float64) + (1.0 - epsilon) - np.asarray(progress, np.float64))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from fairshare.allocation import Allocation
+from fairshare.fair_share import next_deficit
 from fairshare.formulation import RoundModel
 from fairshare.problem import RoundProblem
 
@@ -98,7 +99,7 @@ def allocation_violations(problem: RoundProblem, allocation: Allocation, *, tol:
     if (allocation.next_deficit < -tol).any() or (allocation.job_shortfall < -tol).any():
         out.append("negative deficit or shortfall")
     if len(allocation.progress) == p.num_jobs and len(allocation.next_deficit) == p.num_jobs:
-        expect = np.maximum(0.0, p.deficit + (1.0 - p.epsilon) - allocation.progress)
+        expect = next_deficit(p.deficit, p.epsilon, allocation.progress)
         if not np.allclose(expect, allocation.next_deficit, rtol=1e-7, atol=1e-9):
             out.append("next deficits differ from max(0, D + 1 - epsilon - rho)")
     return out

@@ -127,14 +127,14 @@ def allocation_from_columns(model: RoundModel, x: np.ndarray, *, mode: str, seco
     InvalidInputError
         If ``x`` is not a feasible integer placement (a policy bug must not pass silently).
     """
-    from fairshare.allocate import _result
     from fairshare.validators import placement_violations
 
     x = np.asarray(x, dtype=np.float64)
     bad = placement_violations(model, x)
     if bad:
         raise InvalidInputError("placement", bad[0], f"policy {mode!r} returned an infeasible placement")
-    return _result(model, x, status, mode, None, None, build_seconds, seconds, message, None)
+    return Allocation.from_columns(model, x, status=status, mode=None, policy=mode, build_seconds=build_seconds,
+                                   solve_seconds=seconds, message=message)
 
 
 def timed(fn: Callable[[], np.ndarray]) -> tuple[np.ndarray, float]:

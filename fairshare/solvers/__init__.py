@@ -111,7 +111,7 @@ def solve_lp(lp: LinearProgram, **options: Any) -> SolverOutcome:
     >>> lp = LinearProgram(np.array([1.0, 2.0]), sp.csc_matrix(np.ones((1, 2))), np.array([-np.inf]),
     ...                    np.array([1.0]), np.zeros(2), np.ones(2), 2)
     >>> out = solve_lp(lp)
-    >>> str(out.termination), round(out.objective, 6), out.x.tolist()
+    >>> str(out.termination), round(out.objective, 6), [abs(v) for v in out.x.round(6).tolist()]
     ('optimal', 2.0, [0.0, 1.0])
     """
     from fairshare.solvers.highs import solve_highs
