@@ -88,7 +88,8 @@ def check_array(values: np.ndarray, ok: np.ndarray, field: str | Callable[[tuple
         name = field(index)
     else:
         name = field + "".join(f"[{i}]" for i in index)
-    raise InvalidInputError(name, clip(values[index].item()), reason)
+    value = values[index]
+    raise InvalidInputError(name, clip(value.item() if isinstance(value, np.generic) else value), reason)
 
 
 def check_shape(values: np.ndarray, shape: Sequence[int], field: str) -> None:

@@ -1,0 +1,202 @@
+"""Co-location candidates: which pairs of jobs may share GPUs of which type, optionally capped per job.
+
+**Rule** (simulator spec). Jobs ``a < b`` with throughput data are a candidate on GPU type ``g`` when they have
+the same scale, both can run alone on ``g`` (``T[a] > 0``, ``T[b] > 0``) and the pair data is non-zero for
+both (``T[a|b] > 0``, ``T[b|a] > 0``).
+
+**Cap** ``k`` (a dense b-matching). Every job may appear in at most ``k`` candidates. Candidates are taken
+greedily in decreasing order of the combined normalised throughput
+
+    score(a, b, g) = T[a|b] / T[a] + T[b|a] / T[b]        (alone throughputs on the same type g)
+
+while both jobs have room (ties: job type, then GPU type order), so the result is maximal: a candidate left
+out has a job that already holds ``k`` candidates.
+
+**Job types.** Jobs of the same (model, scale) are interchangeable, so the greedy runs on job *types* ``t``
+with ``n_t`` jobs each (``T`` types, arrays of shape ``(G, T, T)``), and each type's candidate endpoints are
+dealt round-robin over its jobs in index order: two jobs of one type differ by at most one candidate. The
+result is deterministic, and the same for any job order up to relabelling identical jobs. Cost: numpy over
+jobs plus a Python loop over type-level entries (a few ms for 2,000 jobs); :func:`_capped_pairs` gives the
+construction that turns type-level counts into distinct job pairs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Candidates", "candidates"]
+
+Candidates = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""``(pair_jobs (P, 2) int64, pair_gpu (P,) int64, pair_throughput (P, 2) float64)``, rows sorted by
+(a, b, gpu)."""
+
+
+def candidates(alone: np.ndarray, pair: np.ndarray, m: np.ndarray, s: np.ndarray, g: np.ndarray,
+               max_per_job: int | None = None) -> Candidates:
+    """Co-location candidates of jobs given as indices into a catalog's arrays.
+
+    Parameters
+    ----------
+    alone : array of float, shape (M, S, G0)
+        Alone throughputs (:attr:`Catalog.alone <fairshare.sim.catalog.Catalog.alone>`).
+    pair : array of float, shape (S, G0, M, M, 2)
+        Co-located throughputs ``(T[a|b], T[b|a])`` (:attr:`Catalog.pair <fairshare.sim.catalog.Catalog.pair>`).
+    m, s : arrays of int, shape (N,)
+        Model and scale index of each job; ``s = -1``: no data at that scale (the job gets no candidate).
+    g : array of int, shape (G,)
+        GPU type indices of the cluster; the returned ``pair_gpu`` indexes ``g``.
+    max_per_job : int, optional
+        Cap ``k`` on candidates per job (``None``: every candidate, O(N^2)). Not validated here.
+
+    Returns
+    -------
+    pair_jobs, pair_gpu, pair_throughput : arrays
+        See :data:`Candidates`; ``pair_jobs[:, 0] < pair_jobs[:, 1]``.
+
+    Examples
+    --------
+    One GPU type, two models that can share it, three jobs of model 0 and one of model 1:
+
+    >>> alone = np.array([[[2.0]], [[4.0]]])                        # (M=2, S=1, G=1)
+    >>> pair = np.zeros((1, 1, 2, 2, 2))
+    >>> pair[0, 0, 0, 1], pair[0, 0, 1, 0] = (1.5, 3.0), (3.0, 1.5)
+    >>> m, s, g = np.array([0, 1, 0, 0]), np.zeros(4, np.int64), np.array([0])
+    >>> candidates(alone, pair, m, s, g)[0].tolist()
+    [[0, 1], [1, 2], [1, 3]]
+    >>> jobs, gpu, tput = candidates(alone, pair, m, s, g, max_per_job=1)
+    >>> jobs.tolist(), tput.tolist()
+    ([[0, 1]], [[1.5, 3.0]])
+    """
+    n_models = alone.shape[0]
+    jobs = np.flatnonzero(s >= 0)
+    key = s[jobs] * n_models + m[jobs]
+    types, tjob = np.unique(key, return_inverse=True)
+    tm, ts = types % n_models, types // n_models
+    # type-level data, shape (G, T, T): validity, pair throughputs, score
+    iso = alone[tm[None, :], ts[None, :], g[:, None]]                                   # (G, T)
+    ptp = pair[ts[None, :, None], g[:, None, None], tm[None, :, None], tm[None, None, :]]  # (G, T, T, 2)
+    valid = ((ts[:, None] == ts[None, :])[None] & (ptp[..., 0] > 0) & (ptp[..., 1] > 0)
+             & (iso[:, :, None] > 0) & (iso[:, None, :] > 0))
+    if max_per_job is None:
+        return _all_pairs(jobs, tjob, valid, ptp)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = ptp[..., 0] / iso[:, :, None] + ptp[..., 1] / iso[:, None, :]
+    return _capped_pairs(jobs, tjob, valid, ptp, score, int(max_per_job))
+
+
+def _all_pairs(jobs: np.ndarray, tjob: np.ndarray, valid: np.ndarray, ptp: np.ndarray) -> Candidates:
+    """Every valid (a < b, gpu) candidate, sorted by (a, b, gpu)."""
+    keep = np.asarray(valid.any(axis=(0, 2)))[tjob]
+    jobs, tjob = jobs[keep], tjob[keep]
+    n = len(jobs)
+    vt = np.moveaxis(valid, 0, -1)                                  # (T, T, G)
+    mask = vt[tjob[:, None], tjob[None, :]]                         # (n, n, G)
+    mask &= np.triu(np.ones((n, n), bool), 1)[:, :, None]
+    i, j, k = np.nonzero(mask)
+    tput = ptp[k, tjob[i], tjob[j]]
+    return (np.stack([jobs[i], jobs[j]], axis=1).astype(np.int64).reshape(-1, 2), k.astype(np.int64),
+            np.ascontiguousarray(tput, dtype=np.float64).reshape(-1, 2))
+
+
+def _capped_pairs(jobs: np.ndarray, tjob: np.ndarray, valid: np.ndarray, ptp: np.ndarray, score: np.ndarray,
+                  cap: int) -> Candidates:
+    """Greedy type-level b-matching (see the module docstring), expanded round-robin onto jobs.
+
+    State per job type ``t`` (``n`` jobs): ``used`` candidate endpoints handed out so far, always dealt
+    round-robin over the type's jobs (rank order), so the job of rank ``r`` holds ``used // n + (r < used % n)``
+    and the next endpoint goes to rank ``used % n``; the cap holds while ``used <= cap * n``.
+
+    * A cross-type entry ``(t, u, g)`` adds ``E = min(room_t, room_u, n_t n_u)`` candidates. Its endpoints on
+      ``t`` are the next ``E`` of t's round-robin, grouped by job; those on ``u`` are the next ``E`` of u's
+      round-robin in order. A job of ``t`` gets at most ``ceil(E / n_t) <= n_u`` consecutive ``u`` endpoints,
+      which are distinct jobs, so no pair repeats.
+    * A self entry ``(t, t, g)`` adds ``E = min(room_t // 2, n (n - 1) / 2)`` candidates: ``E // n`` full
+      circulant classes (all pairs at ring distance ``d``: +2 for every job) and one partial layer of
+      ``L = E % n`` pairs ``(x, x + L)`` for ``x`` in the next ``L`` ranks of the round-robin, which deals the
+      next ``2 L`` endpoints (if every distance below ``n / 2`` is taken by full classes, one class is
+      replaced by the ``n / 2`` diameters, +1 for every job, and the partial layer gets ``L + n / 2``
+      pairs). Distances are distinct, so no pair repeats; the result is maximal (a candidate left out has a
+      job at the cap).
+    """
+    T = valid.shape[1]
+    n = np.bincount(tjob, minlength=T)
+    order = jobs[np.lexsort((jobs, tjob))]                          # jobs grouped by type, index order
+    start = np.concatenate([[0], np.cumsum(n)[:-1]])
+    gg, tt, uu = np.nonzero(valid & np.triu(np.ones((T, T), bool))[None] & ((n[:, None] > 1)
+                                                                            | ~np.eye(T, dtype=bool))[None])
+    rank = np.lexsort((gg, uu, tt, -score[gg, tt, uu]))
+    cross: list[tuple[int, int, int, int, int, int]] = []           # (g, t, u, E, used_t, used_u)
+    selfs: list[tuple[int, int, int, int]] = []                     # (g, t, E, used_t)
+    room = (cap * n).tolist()
+    nl = n.tolist()
+    used_l = [0] * T
+    for k, t, u in zip(gg[rank].tolist(), tt[rank].tolist(), uu[rank].tolist(), strict=True):
+        if t == u:
+            nt = nl[t]
+            e = min(room[t] // 2, nt * (nt - 1) // 2)
+            if e > 0:
+                selfs.append((k, t, e, used_l[t]))
+                used_l[t] += 2 * e
+                room[t] -= 2 * e
+        else:
+            e = min(room[t], room[u], nl[t] * nl[u])
+            if e > 0:
+                cross.append((k, t, u, e, used_l[t], used_l[u]))
+                used_l[t] += e
+                used_l[u] += e
+                room[t] -= e
+                room[u] -= e
+    parts_a: list[np.ndarray] = []
+    parts_b: list[np.ndarray] = []
+    parts_g: list[np.ndarray] = []
+    parts_ta: list[np.ndarray] = []
+    parts_tb: list[np.ndarray] = []
+    if cross:
+        ck, ct, cu, ce, cpa, cpb = (np.array(c, dtype=np.int64) for c in zip(*cross, strict=True))
+        na, nb = n[ct], n[cu]
+        blk = np.repeat(np.arange(len(ce)), ce)
+        j = np.arange(blk.size) - np.repeat(np.cumsum(ce) - ce, ce)
+        base, extra = (ce // na)[blk], (ce % na)[blk]
+        head = extra * (base + 1)
+        v = np.where(j < head, j // (base + 1), extra + (j - head) // np.maximum(base, 1))
+        ra = (cpa[blk] % na[blk] + v) % na[blk]
+        rb = (cpb[blk] % nb[blk] + j) % nb[blk]
+        parts_a.append(order[start[ct][blk] + ra])
+        parts_b.append(order[start[cu][blk] + rb])
+        parts_g.append(ck[blk])
+        tp = ptp[ck, ct, cu][blk]
+        parts_ta.append(tp[:, 0])
+        parts_tb.append(tp[:, 1])
+    for k, t, e, used0 in selfs:
+        nt = int(n[t])
+        c, rest = divmod(e, nt)
+        half = bool(rest) and 2 * rest != nt and c == (nt - 1) // 2    # every distance < n/2 is needed:
+        if half:                                                    # take the n/2 "diameters" whole and
+            c, rest = c - 1, rest + nt // 2                         # a longer partial layer
+        far = min(rest, nt - rest) if rest else 0                   # ring distance of the partial layer
+        dist = np.array([d for d in range(1, (nt - 1) // 2 + 1) if d != far][:c], dtype=np.int64)
+        rs = [np.tile(np.arange(nt), c)]                            # full classes: cycles (r, r + d)
+        ds = [np.repeat(dist, nt)]
+        if half:
+            rs.append(np.arange(nt // 2))
+            ds.append(np.full(nt // 2, nt // 2))
+        rs.append((used0 + np.arange(rest)) % nt)                   # partial layer: (x, x + rest) for x in
+        ds.append(np.full(rest, rest))                              # the round-robin run from used0
+        r, d = np.concatenate(rs), np.concatenate(ds)
+        members = order[start[t]:start[t] + nt]
+        a, b = members[r], members[(r + d) % nt]
+        parts_a.append(np.minimum(a, b))                           # self-pair: the lower index gets T[a|b]
+        parts_b.append(np.maximum(a, b))
+        parts_g.append(np.full(r.size, k, np.int64))
+        parts_ta.append(np.full(r.size, ptp[k, t, t, 0]))
+        parts_tb.append(np.full(r.size, ptp[k, t, t, 1]))
+    if not parts_a:
+        return np.zeros((0, 2), np.int64), np.zeros(0, np.int64), np.zeros((0, 2))
+    a, b, gk = np.concatenate(parts_a), np.concatenate(parts_b), np.concatenate(parts_g)
+    ta, tb = np.concatenate(parts_ta), np.concatenate(parts_tb)
+    swap = a > b
+    a, b = np.where(swap, b, a), np.where(swap, a, b)
+    ta, tb = np.where(swap, tb, ta), np.where(swap, ta, tb)
+    srt = np.lexsort((gk, b, a))
+    return (np.stack([a[srt], b[srt]], axis=1).astype(np.int64), gk[srt].astype(np.int64),
+            np.stack([ta[srt], tb[srt]], axis=1).astype(np.float64))
