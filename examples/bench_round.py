@@ -32,9 +32,9 @@ import numpy as np
 from fairshare import allocate
 from fairshare.formulation import build_model
 from fairshare.problem import RoundProblem
-from fairshare.rounding import greedy_round
-from fairshare.solvers.highs import solve_highs
-from fairshare.testing.rounds import random_round
+from fairshare.methods.rounding import greedy_round
+from fairshare.solvers import solve_lp
+from fairshare.testing.random_rounds import random_round
 
 FIELDS = ["jobs", "gpus", "pairs", "seed", "mode", "status", "total_s", "build_s", "solve_s", "objective",
           "efficiency", "shortfall", "value_loss", "eff_ratio", "mip_gap"]
@@ -46,7 +46,7 @@ def plain_round(doc: dict) -> tuple[float, float, float]:
     p = RoundProblem.from_dict(doc)
     m = build_model(p)
     lp = m.section3_lp()
-    out = solve_highs(lp)
+    out = solve_lp(lp)
     x = greedy_round(m, out.x[: lp.num_placement_cols])
     ev = m.evaluate(x)
     return time.perf_counter() - t, float(ev.objective), float(ev.efficiency)

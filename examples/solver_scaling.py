@@ -48,7 +48,7 @@ from fairshare.allocation import Allocation
 from fairshare.formulation import build_model
 from fairshare.policies import RoundState, get_policy
 from fairshare.problem import RoundProblem
-from fairshare.testing.rounds import random_round
+from fairshare.testing.random_rounds import random_round
 
 METHODS = ("exact", "lp", "fast", "gavel", "gavel-ss")
 FULL_SIZES = (64, 256, 1024, 2048, 4096, 8192)

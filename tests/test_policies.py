@@ -10,22 +10,27 @@ The fill property (no GPU idle while an unplaced job fits on it) is checked for 
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import math
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from fairshare.allocation import Allocation, Status
+from fairshare.errors import InvalidInputError, PolicyError
 from fairshare.formulation import RoundModel, build_model
-from fairshare.policies import RoundState, get_policy, policy_names
-from fairshare.policies._rounds import column_mask
+from fairshare.policies import Placed, Policy, RoundState, base, get_policy, policy_names, register
+from fairshare.policies._timeshare import column_mask, take_in_order
 from fairshare.policies.ftf import elapsed_ratio, ftf_plan
 from fairshare.policies.gandiva_fair import traded_shares, type_speed_order
 from fairshare.policies.gavel import gavel_plan
 from fairshare.policies.max_throughput import throughput_lp
 from fairshare.problem import RoundProblem
 from fairshare.solvers import solve_lp
-from fairshare.testing.rounds import random_round
+from fairshare.testing.random_rounds import random_round
 from fairshare.validators import allocation_violations
 
 PEERS = ("gavel", "las", "ftf", "gandiva-fair", "max-throughput", "fifo")
@@ -67,7 +72,7 @@ def idle_violations(problem: RoundProblem, alloc: Allocation) -> list[str]:
     """Unplaced jobs that fit alone on a type with enough idle GPUs."""
     free = problem.capacity.astype(np.int64).copy()
     gidx = {g: i for i, g in enumerate(problem.gpu_types)}
-    placed = set()
+    placed: set[str] = set()
     for pl in alloc.placements:
         free[gidx[pl.gpu]] -= pl.gpus
         placed.update(pl.jobs)
@@ -99,7 +104,7 @@ def test_registry_has_every_peer() -> None:
         pol = get_policy(name)
         assert pol.name == name
         with pytest.raises(AttributeError):
-            pol.name = "other"  # type: ignore[misc]  (frozen)
+            pol.name = "other"  # type: ignore[misc]  # frozen
 
 
 @pytest.mark.parametrize("name", policy_names())
@@ -135,7 +140,7 @@ def test_variants_feasible_and_fill(name: str, options: dict) -> None:
         alloc = get_policy(name, **options).allocate(state)
         assert allocation_violations(p, alloc) == []
         assert idle_violations(p, alloc) == []
-        assert alloc.mode == name
+        assert alloc.policy == name and alloc.mode is None
 
 
 @pytest.mark.parametrize("seed", [51, 52, 53])
@@ -179,6 +184,131 @@ def test_lp_optima_job_order_independent(space_sharing: bool) -> None:
     t1 = solve_lp(throughput_lp(state.model, column_mask(state.model, space_sharing))).objective
     t2 = solve_lp(throughput_lp(other.model, column_mask(other.model, space_sharing))).objective
     assert t1 == pytest.approx(t2, rel=1e-7)
+
+
+# ------------------------------------------------------------------------------------------ template, registry
+TWO_JOBS = {"gpus": {"A": 1}, "jobs": [{"id": "x", "scale": 1, "throughput": {"A": 2.0}},
+                                       {"id": "y", "scale": 1, "throughput": {"A": 4.0}}]}
+
+
+def test_infeasible_placement_raises_policy_error_naming_the_policy() -> None:
+    class Greedy(Policy):
+        name = "both-on-one-gpu"
+
+        def place(self, state: RoundState) -> Placed:
+            return Placed(np.ones(state.model.columns.num), Status.HEURISTIC)  # two jobs on one GPU
+
+    _, model = round_of(TWO_JOBS)
+    with pytest.raises(PolicyError, match=r"'both-on-one-gpu'.*type 'A': 2 GPUs used of 1") as err:
+        Greedy().allocate(RoundState.first_round(model))
+    assert not isinstance(err.value, InvalidInputError)  # a policy bug, not bad input
+
+
+def test_wrong_number_of_column_values_raises_policy_error() -> None:
+    class Short(Policy):
+        name = "short"
+
+        def place(self, state: RoundState) -> Placed:
+            return Placed(np.zeros(state.model.columns.num + 1), Status.HEURISTIC)
+
+    _, model = round_of(TWO_JOBS)
+    with pytest.raises(PolicyError, match="'short'.*expected 2 column values"):
+        Short().allocate(RoundState.first_round(model))
+
+
+def test_a_new_policy_is_one_class_and_register(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))  # the registration is undone after the test
+
+    @register("test-shortest-first")
+    @dataclass(frozen=True)
+    class ShortestFirst(Policy):
+        """Jobs by gang size, each alone on its first runnable type with room."""
+
+        limit: int = 1
+
+        def place(self, state: RoundState) -> Placed:
+            c, p = state.model.columns, state.model.problem
+            x = np.zeros(c.num)
+            cap = p.capacity.copy()
+            placed = 0
+            for k in np.lexsort((c.job_a[: c.num_alone], c.size[: c.num_alone])):
+                if placed < self.limit and cap[c.gpu[k]] >= c.size[k] and x[c.job_a == c.job_a[k]].sum() == 0:
+                    x[k], placed = 1.0, placed + 1
+                    cap[c.gpu[k]] -= c.size[k]
+            return Placed(x, Status.HEURISTIC, f"{placed} placed")
+
+    assert "test-shortest-first" in policy_names()
+    pol = get_policy("test-shortest-first", limit=1)
+    assert isinstance(pol, ShortestFirst) and pol.name == ShortestFirst.name == "test-shortest-first"
+    p, model = round_of(TWO_JOBS)
+    alloc = pol.allocate(RoundState.first_round(model))
+    assert allocation_violations(p, alloc) == []
+    assert (alloc.policy, alloc.mode, alloc.message, alloc.status) == ("test-shortest-first", None, "1 placed",
+                                                                       Status.HEURISTIC)
+    assert len(alloc.placements) == 1 and alloc.solve_seconds >= 0.0
+    with pytest.raises(InvalidInputError, match="unknown policy"):
+        get_policy("no-such-policy")
+
+
+def test_the_template_is_not_overridden() -> None:
+    # allocate is the template (timing, the feasibility check, the result): peers implement place only; the
+    # fairshare policy alone overrides it, because its result is a solve mode's own allocation
+    for name in policy_names():
+        cls = type(get_policy(name))
+        assert cls.place is not Policy.place
+        assert (cls.allocate is Policy.allocate) == (name != "fairshare"), name
+    with pytest.raises(TypeError):
+        Policy()  # type: ignore[abstract]
+
+
+def test_placed_holds_a_read_only_float_array() -> None:
+    placed = Placed(np.array([1, 0], dtype=np.int64), Status.OPTIMAL)
+    assert placed.x.dtype == np.float64 and not placed.x.flags.writeable
+    assert placed.message == ""
+
+
+def test_any_object_with_allocate_is_a_policy() -> None:
+    # duck-typed policies are accepted where a Policy is expected (the simulator checks isinstance)
+    class Duck:
+        name = "duck"
+
+        def allocate(self, state: RoundState) -> Allocation:
+            return get_policy("las").allocate(state)
+
+    assert isinstance(Duck(), Policy)
+    assert not isinstance(object(), Policy)
+
+
+@pytest.mark.parametrize("mode", ["fast", "exact"])
+@pytest.mark.parametrize("aware", [True, False])
+def test_fairshare_policy_reports_its_mode_and_name(mode: str, aware: bool) -> None:
+    p = random_round(20, seed=7)
+    state = RoundState.first_round(build_model(p))
+    for epsilon in (None, 0.4):
+        alloc = get_policy("fairshare", mode=mode, heterogeneity_aware=aware, epsilon=epsilon).allocate(state)
+        assert (alloc.mode, alloc.policy) == (mode, "fairshare")
+        # the allocation is the round as planned: with the override, next deficits use that epsilon
+        assert allocation_violations(p if epsilon is None else p.replace(epsilon=epsilon), alloc) == []
+    placed = get_policy("fairshare", mode=mode, heterogeneity_aware=aware).place(state)
+    assert placed.x.tolist() == [1.0 if v else 0.0 for v in placed.x > 0.5]
+    again = get_policy("fairshare", mode=mode, heterogeneity_aware=aware).allocate(state)
+    np.testing.assert_array_equal(state.model.job_throughput(placed.x), again.throughput)
+
+
+def test_take_in_order_takes_every_column_that_fits() -> None:
+    # unlike the rounding's greedy_take, the peers' greedy does not look at fairshare's column values
+    _, model = round_of(GAVEL_ROUND)
+    worthless = dataclasses.replace(model, value=np.full(model.columns.num, -1.0))
+    assert take_in_order(worthless, np.array([2, 1, 0, 2])).tolist() == [0.0, 1.0, 1.0]
+
+
+def test_policies_use_the_solver_contract_only() -> None:
+    # no policy imports a backend (fairshare.solvers.highs) or a solver library
+    for path in sorted(Path(base.__file__).parent.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        assert not [m for m in names if m.startswith(("fairshare.solvers.", "highspy", "pyomo"))], path.name
 
 
 # ------------------------------------------------------------------------------------------------------ gavel

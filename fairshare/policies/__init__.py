@@ -1,5 +1,8 @@
 """Scheduling policies behind one interface (:mod:`fairshare.policies.base`), constructible by name.
 
+A policy is a :class:`Policy` subclass with a ``place`` method, registered by name with :func:`register`;
+:meth:`Policy.allocate` turns its placement into an :class:`~fairshare.allocation.Allocation`.
+
 >>> from fairshare.policies import get_policy
 >>> get_policy("fairshare", mode="fast").name
 'fairshare'
@@ -9,7 +12,7 @@
 
 # importing a policy module registers it
 from fairshare.policies import (  # noqa: F401
-    fairshare_policy,
+    fairshare,
     fifo,
     ftf,
     gandiva_fair,
@@ -17,13 +20,6 @@ from fairshare.policies import (  # noqa: F401
     las,
     max_throughput,
 )
-from fairshare.policies.base import (
-    Policy,
-    RoundState,
-    allocation_from_columns,
-    get_policy,
-    policy_names,
-    register,
-)
+from fairshare.policies.base import Placed, Policy, RoundState, get_policy, policy_names, register
 
-__all__ = ["Policy", "RoundState", "allocation_from_columns", "get_policy", "policy_names", "register"]
+__all__ = ["Placed", "Policy", "RoundState", "get_policy", "policy_names", "register"]

@@ -1,31 +1,56 @@
-"""The policy interface: round state in, placement (an :class:`~fairshare.allocation.Allocation`) out.
+"""The policy interface: a round state in, an :class:`~fairshare.allocation.Allocation` out.
 
-Every policy — fairshare itself and the peers it is compared with — is a class with a ``name`` and an
-``allocate(state)`` method, registered under that name with :func:`register`. Variants are constructor
-flags (``GavelPolicy(space_sharing=True)``), never new if/elif branches. The simulator calls ``allocate`` once
-per round with a :class:`RoundState`; policies may keep state between rounds only through what
-:class:`RoundState` carries (so runs are deterministic and policies can be reused across runs).
+Every policy — fairshare itself and the peers it is compared with — is a subclass of :class:`Policy`
+registered under its name with :func:`register`, and implements one method, :meth:`Policy.place`: from a
+:class:`RoundState` to a :class:`Placed`, the 0/1 values of the round's placement columns (each job alone,
+co-located with one partner, or not placed) with a status and a message. :meth:`Policy.allocate` is the
+template around it, the same for every policy (as networkx's flow front end builds every algorithm's result
+in one place): it times ``place``, checks the placement and assembles the allocation with
+:meth:`Allocation.from_columns <fairshare.allocation.Allocation.from_columns>`, so that every policy reports
+E, E/C, shortfall and progress in the same units, with ``mode=None`` and ``policy=name``. An infeasible
+placement is a bug of the policy, not bad input: it raises :class:`~fairshare.errors.PolicyError`.
 
-A policy returns an integer placement (each job alone, co-located with one partner, or not placed) as an
-:class:`~fairshare.allocation.Allocation`; :func:`allocation_from_columns` builds one from 0/1 column values
-of :class:`~fairshare.formulation.RoundModel` so that every policy reports E, E/C, shortfall and progress
-in the same units.
+Variants are constructor flags (``GavelPolicy(space_sharing=True)``), never new if/elif branches. The
+simulator calls ``allocate`` once per round; policies may keep state between rounds only through what
+:class:`RoundState` carries, so runs are deterministic and a policy object can be reused across runs.
+
+Examples
+--------
+A policy that places nothing, run through the template:
+
+>>> from dataclasses import dataclass
+>>> from fairshare.allocation import Status
+>>> from fairshare.formulation import build_model
+>>> from fairshare.problem import RoundProblem
+>>> @dataclass(frozen=True)
+... class Idle(Policy):
+...     name = "idle"
+...     def place(self, state: RoundState) -> Placed:
+...         return Placed(np.zeros(state.model.columns.num), Status.HEURISTIC, "nothing placed")
+>>> p = RoundProblem.from_dict({"gpus": {"A": 1}, "jobs": [{"id": "a", "scale": 1, "throughput": {"A": 2.0}}]})
+>>> alloc = Idle().allocate(RoundState.first_round(build_model(p)))
+>>> alloc.policy, alloc.mode, alloc.placements, alloc.message
+('idle', None, (), 'nothing placed')
 """
 
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
+from fairshare._validate import readonly
 from fairshare.allocation import Allocation, Status
-from fairshare.errors import InvalidInputError
+from fairshare.errors import InvalidInputError, PolicyError
 from fairshare.formulation import RoundModel
+from fairshare.problem import RoundProblem
+from fairshare.validators import placement_violations
 
-__all__ = ["Policy", "RoundState", "allocation_from_columns", "get_policy", "policy_names", "register"]
+__all__ = ["Placed", "Policy", "RoundState", "get_policy", "policy_names", "register"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +60,9 @@ class RoundState:
     Attributes
     ----------
     problem : RoundProblem
-        The round (throughputs, co-location candidates, weights, carried deficits, epsilon, lambda).
+        The round (throughputs, co-location candidates, weights, carried deficits, epsilon, lambda): the same
+        object as ``model.problem``, kept as a field so that states built positionally keep working; read
+        ``model.problem``.
     model : RoundModel
         Fair shares, placement columns and their coefficients, computed once per round.
     time : float
@@ -52,7 +79,7 @@ class RoundState:
         Work done and left.
     """
 
-    problem: Any
+    problem: RoundProblem
     model: RoundModel
     time: float
     round_length: float
@@ -71,24 +98,97 @@ class RoundState:
                    np.full(n, np.inf))
 
 
-@runtime_checkable
-class Policy(Protocol):
-    """A scheduling policy. ``name`` is its registry name; ``allocate`` plans one round."""
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """What :meth:`Policy.place` returns: an integer placement of the round's columns.
 
-    name: str
+    Attributes
+    ----------
+    x : array (M,)
+        0/1 value of each placement column of ``state.model`` (read-only float64).
+    status : Status
+        ``OPTIMAL`` only when a solver proved the policy's own problem optimal and ``x`` is that very optimum;
+        otherwise ``HEURISTIC``.
+    message : str
+        What the policy wants reported (solver status text, counts, ...).
+    """
 
-    def allocate(self, state: RoundState) -> Allocation: ...
+    x: np.ndarray
+    status: Status
+    message: str = ""
+
+    def __post_init__(self) -> None:
+        """Store ``x`` as a read-only float64 array."""
+        object.__setattr__(self, "x", readonly(np.asarray(self.x, dtype=np.float64)))
 
 
+class Policy(ABC):
+    """A scheduling policy: implement :meth:`place`; :meth:`allocate` is the same for every policy.
+
+    ``name`` is the registry name, set by :func:`register` (a policy used without registering sets it as a
+    class attribute). Subclasses are frozen dataclasses whose fields are the policy's flags.
+
+    ``isinstance(obj, Policy)`` also holds for an object of any class with an ``allocate`` method, so that
+    duck-typed policies keep working where a policy is expected (as for :mod:`collections.abc`).
+    """
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def place(self, state: RoundState) -> Placed:
+        """Plan the round: 0/1 values of the columns of ``state.model``, a status and a message."""
+
+    def allocate(self, state: RoundState) -> Allocation:
+        """Plan one round: the template around :meth:`place`. Do not override it; implement :meth:`place`.
+
+        Times :meth:`place` (``time.perf_counter``; reported as ``solve_seconds``), checks its placement with
+        :func:`~fairshare.validators.placement_violations` and builds the allocation with ``mode=None`` and
+        ``policy=self.name``. (Only :class:`~fairshare.policies.fairshare.FairsharePolicy` overrides it,
+        because its result is a solve mode's own allocation; its docstring says why.)
+
+        Raises
+        ------
+        PolicyError
+            If the placement is infeasible (over capacity, a job placed twice, values not 0/1): a bug of the
+            policy.
+        """
+        t0 = time.perf_counter()
+        placed = self.place(state)
+        seconds = time.perf_counter() - t0
+        _check_placement(self.name, state.model, placed.x)
+        return Allocation.from_columns(state.model, placed.x, status=placed.status, mode=None, policy=self.name,
+                                       solve_seconds=seconds, message=placed.message)
+
+    @classmethod
+    def __subclasshook__(cls, other: type) -> bool:
+        """Any class with an ``allocate`` method counts as a :class:`Policy` (see the class doc)."""
+        if cls is Policy and callable(getattr(other, "allocate", None)):
+            return True
+        return NotImplemented  # the ABC protocol: defer to normal subclassing
+
+
+def _check_placement(policy: str, model: RoundModel, x: np.ndarray) -> None:
+    """Raise :class:`~fairshare.errors.PolicyError` naming ``policy`` and the first violation of ``x``."""
+    bad = placement_violations(model, x)
+    if bad:
+        raise PolicyError(f"policy {policy!r} returned an infeasible placement: {bad[0]}")
+
+
+_P = TypeVar("_P", bound=Policy)
 _REGISTRY: dict[str, Callable[..., Policy]] = {}
 
 
-def register(name: str) -> Callable[[Callable[..., Policy]], Callable[..., Policy]]:
-    """Class decorator: make a policy constructible by name through :func:`get_policy`."""
+def register(name: str) -> Callable[[type[_P]], type[_P]]:
+    """Class decorator: set the policy's ``name`` and make it constructible by name through :func:`get_policy`.
 
-    def deco(factory: Callable[..., Policy]) -> Callable[..., Policy]:
-        _REGISTRY[name] = factory
-        return factory
+    A new policy is one class: ``@register("mine") @dataclass(frozen=True) class Mine(Policy): ...`` with a
+    ``place`` method. Registering a name again replaces the earlier class.
+    """
+
+    def deco(cls: type[_P]) -> type[_P]:
+        cls.name = name
+        _REGISTRY[name] = cls
+        return cls
 
     return deco
 
@@ -100,7 +200,7 @@ def policy_names() -> tuple[str, ...]:
 
 
 def get_policy(name: str, **options: Any) -> Policy:
-    """Construct the policy registered as ``name`` with keyword options.
+    """Construct the policy registered as ``name`` with keyword options (its flags).
 
     Raises
     ------
@@ -115,30 +215,3 @@ def get_policy(name: str, **options: Any) -> Policy:
 
 def _load_builtin() -> None:
     import fairshare.policies  # noqa: F401  (registers the built-in policies)
-
-
-def allocation_from_columns(model: RoundModel, x: np.ndarray, *, mode: str, seconds: float,
-                            status: Status = Status.HEURISTIC, message: str = "",
-                            build_seconds: float = 0.0) -> Allocation:
-    """An integer :class:`Allocation` from 0/1 column values ``x`` of ``model``.
-
-    Raises
-    ------
-    InvalidInputError
-        If ``x`` is not a feasible integer placement (a policy bug must not pass silently).
-    """
-    from fairshare.validators import placement_violations
-
-    x = np.asarray(x, dtype=np.float64)
-    bad = placement_violations(model, x)
-    if bad:
-        raise InvalidInputError("placement", bad[0], f"policy {mode!r} returned an infeasible placement")
-    return Allocation.from_columns(model, x, status=status, mode=None, policy=mode, build_seconds=build_seconds,
-                                   solve_seconds=seconds, message=message)
-
-
-def timed(fn: Callable[[], np.ndarray]) -> tuple[np.ndarray, float]:
-    """Run ``fn`` and return its result and wall time (``time.perf_counter``)."""
-    t = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t

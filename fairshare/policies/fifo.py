@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairshare.allocation import Allocation, Status
-from fairshare.policies._rounds import Stopwatch, place_alone
-from fairshare.policies.base import RoundState, allocation_from_columns, register
+from fairshare.allocation import Status
+from fairshare.policies._timeshare import place_alone
+from fairshare.policies.base import Placed, Policy, RoundState, register
 
 __all__ = ["FifoPolicy", "fifo_order"]
 
@@ -41,7 +41,7 @@ def fifo_order(state: RoundState) -> np.ndarray:
 
 @register("fifo")
 @dataclass(frozen=True)
-class FifoPolicy:
+class FifoPolicy(Policy):
     """Jobs in arrival order, each alone on its fastest type with room.
 
     Parameters
@@ -55,12 +55,9 @@ class FifoPolicy:
 
     heterogeneity_aware: bool = True
     backfill: bool = True
-    name: str = "fifo"
 
-    def allocate(self, state: RoundState) -> Allocation:
-        clock = Stopwatch()
+    def place(self, state: RoundState) -> Placed:
+        """Jobs in :func:`fifo_order`, each alone on its preferred type with room."""
         p = state.model.problem
         prefer = np.where(p.runnable, p.throughput, 0.0) if self.heterogeneity_aware else None
-        x = place_alone(state.model, fifo_order(state), prefer, backfill=self.backfill)
-        return allocation_from_columns(state.model, x, mode=self.name, seconds=clock.seconds(),
-                                       status=Status.HEURISTIC)
+        return Placed(place_alone(state.model, fifo_order(state), prefer, backfill=self.backfill), Status.HEURISTIC)

@@ -24,18 +24,18 @@ Solution
     ``rho_j <= r`` is ``u_j >= b_j(r) = 1 / (r (a_j + 1) - a_j)``, convex and decreasing in ``r``. Newton's
     method by tangent LPs: at the current upper bound ``r_k`` (``r_0 = 1``) replace ``b_j`` by its tangent,
     which lies below it, and solve the LP ``min r: u_j >= b_j(r_k) + b_j'(r_k) (r - r_k)`` (rows divided by
-    ``-b_j'(r_k)`` so that ``r`` has coefficient 1; :func:`fairshare.policies._rounds.solve_level_lp`). Its
+    ``-b_j'(r_k)`` so that ``r`` has coefficient 1; :func:`fairshare.policies._timeshare.solve_level_lp`). Its
     optimum is a lower bound on ``r*`` (a relaxation) and its plan ``X_k`` keeps every ``u_j >= b_j(r_k)``, so
     ``r_{k+1} = max_j rho_j(X_k) <= r_k`` is the next upper bound. Stop when the bounds are within ``tol``
     (relative; default 1e-4) or after ``max_solves`` LPs; in measurements two LPs closed the gap to about 1e-6
     and a third to 1e-12. With no history (every ``a_j = 0``) ``rho_j = 1 / u_j`` and the problem is Gavel's
     max-min LP, solved once, exactly. Gavel solves the same convex program in one go with ``cvxpy``; the LPs
-    keep the solve inside :mod:`fairshare.solvers.highs`. The best plan is then refined (``refine=True``) to
+    keep the solve inside :func:`fairshare.solvers.solve_lp`. The best plan is then refined (``refine=True``) to
     the most normalised throughput among the plans with every ``rho_j <= r`` (second-stage LP, as in
     ``gavel``).
 Round
     Gavel's priority rule and fill pass, shared with ``gavel``
-    (:func:`fairshare.policies._rounds.priority_round`).
+    (:func:`fairshare.policies._timeshare.priority_round`).
 Status
     ``heuristic``: the FTF optimum is reached to a tolerance, never proven exactly.
 """
@@ -46,17 +46,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairshare.allocation import Allocation, Status
+from fairshare.allocation import Status
 from fairshare.formulation import RoundModel
-from fairshare.policies._rounds import (
-    Stopwatch,
-    column_mask,
-    efficiency_refine,
-    max_min_plan,
-    priority_round,
-    solve_level_lp,
-)
-from fairshare.policies.base import RoundState, allocation_from_columns, register
+from fairshare.policies._timeshare import column_mask, efficiency_refine, max_min_plan, priority_round, solve_level_lp
+from fairshare.policies.base import Placed, Policy, RoundState, register
 
 __all__ = ["FinishTimeFairnessPolicy", "FtfPlan", "elapsed_ratio", "ftf_plan"]
 
@@ -108,8 +101,10 @@ def _rho(a: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 
 def _floor(a: np.ndarray, r: float) -> np.ndarray:
-    """``b_j(r) = 1 / (r (a_j + 1) - a_j)``, the normalised throughput that gives ``rho_j = r``; ``-inf`` (no
-    constraint) for jobs without remaining work."""
+    """``b_j(r) = 1 / (r (a_j + 1) - a_j)``, the normalised throughput that gives ``rho_j = r``.
+
+    ``-inf`` (no constraint) for jobs without remaining work.
+    """
     finite = np.isfinite(a)
     af = np.where(finite, a, 0.0)
     return np.where(finite, 1.0 / (r * (af + 1.0) - af), -np.inf)
@@ -170,8 +165,10 @@ def ftf_plan(model: RoundModel, a: np.ndarray, *, space_sharing: bool = False, r
 
 def _newton(model: RoundModel, a: np.ndarray, usable: np.ndarray, tol: float,
             max_solves: int) -> tuple[np.ndarray, np.ndarray, float, float, int]:
-    """Newton's method on ``min r: u_j >= b_j(r)`` by tangent LPs (module doc); returns the best plan, its
-    ``rho``, the bounds and the number of LPs."""
+    """Newton's method on ``min r: u_j >= b_j(r)`` by tangent LPs (module doc).
+
+    Returns the best plan, its ``rho``, the bounds and the number of LPs.
+    """
     finite = np.isfinite(a)
     af = np.where(finite, a, 0.0)
     upper = 1.0  # the fair share itself has rho_j = 1 for every job
@@ -204,7 +201,7 @@ def _newton(model: RoundModel, a: np.ndarray, usable: np.ndarray, tol: float,
 
 @register("ftf")
 @dataclass(frozen=True)
-class FinishTimeFairnessPolicy:
+class FinishTimeFairnessPolicy(Policy):
     """Finish-time fairness (Themis) in Gavel's heterogeneity-aware LP form, with Gavel's priority rounds.
 
     Parameters
@@ -223,15 +220,11 @@ class FinishTimeFairnessPolicy:
     refine: bool = True
     tol: float = 1e-4
     max_solves: int = 8
-    name: str = "ftf"
 
-    def allocate(self, state: RoundState) -> Allocation:
-        clock = Stopwatch()
+    def place(self, state: RoundState) -> Placed:
+        """The FTF plan (:func:`ftf_plan`), rounded by Gavel's priority rule."""
         model = state.model
         plan = ftf_plan(model, elapsed_ratio(state), space_sharing=self.space_sharing, refine=self.refine,
                         tol=self.tol, max_solves=self.max_solves)
-        x = priority_round(model, state, plan.x)
-        return allocation_from_columns(model, x, mode=self.name, seconds=clock.seconds(),
-                                       status=Status.HEURISTIC,
-                                       message=f"max rho in [{plan.lower:.6g}, {plan.upper:.6g}] after "
-                                               f"{plan.solves} LPs")
+        return Placed(priority_round(model, state, plan.x), Status.HEURISTIC,
+                      f"max rho in [{plan.lower:.6g}, {plan.upper:.6g}] after {plan.solves} LPs")

@@ -28,7 +28,7 @@ Trading (the paper's automated resource trading)
 Round
     The traded shares ``h[j, g] = H[j, g] / s_j`` are time fractions per (job, type); Gavel's priority rule
     turns them into this round's placement, then a fill pass
-    (:func:`fairshare.policies._rounds.priority_round`). Gandiva_fair itself runs a stride scheduler per
+    (:func:`fairshare.policies._timeshare.priority_round`). Gandiva_fair itself runs a stride scheduler per
     server with tickets; a priority (deficit-like) rule over whole rounds plays the same part here. No
     co-location (the paper's packing is a separate mechanism of Gandiva).
 Status
@@ -41,10 +41,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairshare.allocation import Allocation, Status
+from fairshare.allocation import Status
 from fairshare.formulation import RoundModel
-from fairshare.policies._rounds import Stopwatch, priority_round
-from fairshare.policies.base import RoundState, allocation_from_columns, register
+from fairshare.policies._timeshare import priority_round
+from fairshare.policies.base import Placed, Policy, RoundState, register
 
 __all__ = ["GandivaFairPolicy", "TradeResult", "traded_shares", "type_speed_order"]
 
@@ -168,7 +168,7 @@ def traded_shares(model: RoundModel) -> TradeResult:
 
 @register("gandiva-fair")
 @dataclass(frozen=True)
-class GandivaFairPolicy:
+class GandivaFairPolicy(Policy):
     """Gandiva_fair: equal (weighted) GPU-time shares, fast-GPU time traded for slow-GPU time by speedup.
 
     Parameters
@@ -178,10 +178,9 @@ class GandivaFairPolicy:
     """
 
     trading: bool = True
-    name: str = "gandiva-fair"
 
-    def allocate(self, state: RoundState) -> Allocation:
-        clock = Stopwatch()
+    def place(self, state: RoundState) -> Placed:
+        """Traded shares (:func:`traded_shares`) as time-share targets, rounded by Gavel's priority rule."""
         model = state.model
         c = model.columns
         if self.trading:
@@ -190,6 +189,4 @@ class GandivaFairPolicy:
         else:
             shares, note = np.asarray(model.fair.allocation), "no trading"
         target = np.where(c.is_pair, 0.0, shares[c.job_a, c.gpu]) if c.num else np.zeros(0)
-        x = priority_round(model, state, target)
-        return allocation_from_columns(model, x, mode=self.name, seconds=clock.seconds(),
-                                       status=Status.HEURISTIC, message=note)
+        return Placed(priority_round(model, state, target), Status.HEURISTIC, note)

@@ -26,7 +26,7 @@ Round
     Gavel's priority rule turns the time fractions into this round's integer placement:
     ``priority[j, g] = X[j, g] / (received[j, g] / (time - arrival_j))`` (``inf`` for a target not yet
     served), columns taken in descending priority (ties by ``X_c``, then job index) where capacity allows,
-    then a fill pass over every alone column (:func:`fairshare.policies._rounds.priority_round`).
+    then a fill pass over every alone column (:func:`fairshare.policies._timeshare.priority_round`).
 Status
     ``optimal`` only when HiGHS proved the LP(s) optimal and the plan is itself integral and placed as is;
     otherwise ``heuristic``.
@@ -38,18 +38,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairshare.allocation import Allocation
 from fairshare.formulation import RoundModel
-from fairshare.policies._rounds import (
+from fairshare.policies._timeshare import (
     FractionalPlan,
-    Stopwatch,
     column_mask,
     efficiency_refine,
     max_min_plan,
     priority_round,
     status_of,
 )
-from fairshare.policies.base import RoundState, allocation_from_columns, register
+from fairshare.policies.base import Placed, Policy, RoundState, register
 
 __all__ = ["GavelPolicy", "gavel_plan"]
 
@@ -80,7 +78,7 @@ def gavel_plan(model: RoundModel, *, space_sharing: bool = False, refine: bool =
 
 @register("gavel")
 @dataclass(frozen=True)
-class GavelPolicy:
+class GavelPolicy(Policy):
     """Gavel's heterogeneity-aware max-min fairness policy with its priority-based rounds.
 
     Parameters
@@ -93,13 +91,10 @@ class GavelPolicy:
 
     space_sharing: bool = False
     refine: bool = True
-    name: str = "gavel"
 
-    def allocate(self, state: RoundState) -> Allocation:
-        clock = Stopwatch()
+    def place(self, state: RoundState) -> Placed:
+        """Gavel's max-min plan (:func:`gavel_plan`), rounded by its priority rule."""
         model = state.model
         plan = gavel_plan(model, space_sharing=self.space_sharing, refine=self.refine)
         x = priority_round(model, state, plan.x)
-        return allocation_from_columns(model, x, mode=self.name, seconds=clock.seconds(),
-                                       status=status_of(plan, x),
-                                       message=f"max-min level {plan.level:.6g}; LP {plan.message}")
+        return Placed(x, status_of(plan, x), f"max-min level {plan.level:.6g}; LP {plan.message}")

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairshare.allocation import Allocation, Status
-from fairshare.policies._rounds import Stopwatch, place_alone
-from fairshare.policies.base import RoundState, allocation_from_columns, register
+from fairshare.allocation import Status
+from fairshare.policies._timeshare import place_alone
+from fairshare.policies.base import Placed, Policy, RoundState, register
 
 __all__ = ["LeastAttainedServicePolicy", "las_order"]
 
@@ -41,13 +41,9 @@ def las_order(state: RoundState) -> np.ndarray:
 
 @register("las")
 @dataclass(frozen=True)
-class LeastAttainedServicePolicy:
+class LeastAttainedServicePolicy(Policy):
     """Least attained service first, each job on the type with the most free GPUs (heterogeneity-agnostic)."""
 
-    name: str = "las"
-
-    def allocate(self, state: RoundState) -> Allocation:
-        clock = Stopwatch()
-        x = place_alone(state.model, las_order(state))
-        return allocation_from_columns(state.model, x, mode=self.name, seconds=clock.seconds(),
-                                       status=Status.HEURISTIC)
+    def place(self, state: RoundState) -> Placed:
+        """Jobs in :func:`las_order`, each alone on the type with the most free GPUs."""
+        return Placed(place_alone(state.model, las_order(state)), Status.HEURISTIC)

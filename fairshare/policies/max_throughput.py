@@ -14,11 +14,11 @@ Objective
     keeps fast models from crowding out slow ones (Gavel normalises by a reference throughput in the same
     way).
 Solution
-    Default: the LP relaxation (HiGHS dual simplex), rounded by :func:`fairshare.rounding.greedy_round` on
-    this objective (columns by LP value, then by ``eff`` per GPU; the pass over every column is also the fill
-    step). The LP is a multi-knapsack relaxation and is integral but for a few columns, so rounding loses
-    little. ``milp=True`` solves the 0/1 problem with HiGHS instead, within ``time_limit`` seconds, and fills
-    after it.
+    Default: the LP relaxation (HiGHS dual simplex), rounded by
+    :func:`fairshare.methods.rounding.greedy_round` on this objective (columns by LP value, then by ``eff`` per
+    GPU; the pass over every column is also the fill step). The LP is a multi-knapsack relaxation and is
+    integral but for a few columns, so rounding loses little. ``milp=True`` solves the 0/1 problem with HiGHS
+    instead, within ``time_limit`` seconds, and fills after it.
 Status
     ``optimal`` when the LP (or MILP) was proven optimal and the placement is exactly its solution (for the
     LP: the relaxation happened to be integral); otherwise ``heuristic``.
@@ -31,12 +31,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairshare.allocation import Allocation, Status
-from fairshare.formulation import LinearProgram, RoundModel
-from fairshare.policies._rounds import Stopwatch, column_mask
-from fairshare.policies.base import RoundState, allocation_from_columns, register
-from fairshare.rounding import greedy_round
-from fairshare.solvers.highs import solve_highs
+from fairshare.allocation import Status
+from fairshare.formulation import RoundModel
+from fairshare.methods.rounding import greedy_round
+from fairshare.policies._timeshare import column_mask
+from fairshare.policies.base import Placed, Policy, RoundState, register
+from fairshare.solvers import LinearProgram, solve_lp
 
 __all__ = ["MaxThroughputPolicy", "throughput_lp"]
 
@@ -52,7 +52,7 @@ def throughput_lp(model: RoundModel, usable: np.ndarray) -> LinearProgram:
 
 @register("max-throughput")
 @dataclass(frozen=True)
-class MaxThroughputPolicy:
+class MaxThroughputPolicy(Policy):
     """Maximise total normalised throughput, ignoring fairness.
 
     Parameters
@@ -68,27 +68,23 @@ class MaxThroughputPolicy:
     space_sharing: bool = True
     milp: bool = False
     time_limit: float = 1.0
-    name: str = "max-throughput"
 
-    def allocate(self, state: RoundState) -> Allocation:
-        clock = Stopwatch()
+    def place(self, state: RoundState) -> Placed:
+        """The LP (or MILP) of the module doc, rounded greedily with a fill pass."""
         model = state.model
+        if model.columns.num == 0:
+            return Placed(np.zeros(0), Status.OPTIMAL, "empty round")
         usable = column_mask(model, self.space_sharing)
         # greedy_round orders by LP value, then by value per GPU, and skips columns of value <= 0
         scored = dataclasses.replace(model, value=np.where(usable, model.eff, 0.0))
-        if model.columns.num == 0:
-            x = np.zeros(0)
-            return allocation_from_columns(model, x, mode=self.name, seconds=clock.seconds(),
-                                           status=Status.OPTIMAL, message="empty round")
         lp = throughput_lp(model, usable)
         if self.milp:
-            out = solve_highs(lp, integer=True, time_limit=self.time_limit)
-            x_opt = np.round(out.x) if out.has_solution and out.x is not None else np.zeros(model.columns.num)
+            out = solve_lp(lp, integer=True, time_limit=self.time_limit)
+            x_opt = np.round(out.x) if out.x is not None else np.zeros(model.columns.num)
         else:
-            out = solve_highs(lp)
+            out = solve_lp(lp)
             x_opt = out.x if out.x is not None else np.zeros(model.columns.num)
         x = greedy_round(scored, x_opt)
         exact = out.optimal and out.x is not None and bool(np.allclose(out.x, x, atol=1e-7))
-        status = Status.OPTIMAL if exact else Status.HEURISTIC
-        return allocation_from_columns(model, x, mode=self.name, seconds=clock.seconds(), status=status,
-                                       message=f"{'MILP' if self.milp else 'LP'} {out.message}")
+        return Placed(x, Status.OPTIMAL if exact else Status.HEURISTIC,
+                      f"{'MILP' if self.milp else 'LP'} {out.message}")

@@ -40,7 +40,7 @@ Integer round from time shares (:func:`priority_round`)
 
 from __future__ import annotations
 
-import time
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,14 +48,15 @@ import scipy.sparse as sp
 
 from fairshare.allocation import Status
 from fairshare.errors import SolverError
-from fairshare.formulation import LinearProgram, RoundModel
+from fairshare.formulation import RoundModel
+from fairshare.methods.rounding import greedy_take
 from fairshare.policies.base import RoundState
-from fairshare.solvers.highs import solve_highs
+from fairshare.solvers import LinearProgram, solve_lp
 
 __all__ = [
-    "FractionalPlan", "LevelSolution", "Stopwatch", "alone_column_index", "column_mask", "efficiency_refine",
-    "fill_order", "greedy_place", "max_min_plan", "place_alone", "priority_round", "received_fraction",
-    "solve_level_lp", "status_of",
+    "FractionalPlan", "LevelSolution", "alone_column_index", "column_mask", "efficiency_refine", "fill_order",
+    "max_min_plan", "place_alone", "priority_round", "received_fraction", "solve_level_lp", "status_of",
+    "take_in_order",
 ]
 
 _TOL = 1e-6  # a time fraction below this counts as 0
@@ -88,18 +89,6 @@ class FractionalPlan:
     message: str
 
 
-class Stopwatch:
-    """Wall time since construction (``time.perf_counter``)."""
-
-    __slots__ = ("_t0",)
-
-    def __init__(self) -> None:
-        self._t0 = time.perf_counter()
-
-    def seconds(self) -> float:
-        return time.perf_counter() - self._t0
-
-
 def column_mask(model: RoundModel, space_sharing: bool) -> np.ndarray:
     """Columns a policy may use: every alone column, and the pair columns when ``space_sharing``."""
     c = model.columns
@@ -129,9 +118,11 @@ def solve_level_lp(model: RoundModel, usable: np.ndarray, *, rhs: np.ndarray, sc
                    v_coef: np.ndarray | float = 0.0, v_cost: float = 0.0,
                    v_bounds: tuple[float, float] = (0.0, 0.0), x_cost: np.ndarray | None = None,
                    lp_algorithm: str = "dual") -> LevelSolution:
-    """Solve ``max x_cost @ X + v_cost * v`` over the usable columns and one scalar ``v`` subject to the time
-    and capacity rows of the module doc and, for every job with a finite ``rhs_j``,
-    ``scale_j * sum_{c ∋ j} rho_{jc} X_c + v_coef_j * v >= rhs_j``.
+    """Solve the LP of the peer policies: columns ``X``, one scalar ``v``, time, capacity and level rows.
+
+    ``max x_cost @ X + v_cost * v`` over the usable columns and ``v`` subject to the time and capacity rows of
+    the module doc (:meth:`~fairshare.formulation.RoundModel.placement_rows`) and, for every job with a finite
+    ``rhs_j``, ``scale_j * sum_{c ∋ j} rho_{jc} X_c + v_coef_j * v >= rhs_j``.
 
     Every LP of the peer policies is of this form: Gavel's max-min (``v = s``, ``v_coef = -1``, ``rhs = 0``),
     FTF's Newton steps (``v = r``) and the efficiency refinement (no ``v``, ``rhs`` = the levels to keep).
@@ -154,7 +145,7 @@ def solve_level_lp(model: RoundModel, usable: np.ndarray, *, rhs: np.ndarray, sc
     x_cost : array (M,), optional
         Objective coefficients of the columns (default 0).
     lp_algorithm : str
-        HiGHS LP method (see :func:`fairshare.solvers.highs.solve_highs`).
+        HiGHS LP method (see :func:`fairshare.solvers.solve_lp`).
 
     Returns
     -------
@@ -167,7 +158,7 @@ def solve_level_lp(model: RoundModel, usable: np.ndarray, *, rhs: np.ndarray, sc
     rhs = np.asarray(rhs, dtype=np.float64)
     scale = np.ones(n) if scale is None else np.asarray(scale, dtype=np.float64)
     v_coef = np.broadcast_to(np.asarray(v_coef, dtype=np.float64), (n,))
-    ja, jb, gpu = c.job_a[cols], c.job_b[cols], c.gpu[cols]
+    ja, jb = c.job_a[cols], c.job_b[cols]
     pair = jb >= 0
     jbs = np.where(pair, jb, 0)
     fair_jobs = np.flatnonzero(np.isfinite(rhs))
@@ -177,10 +168,10 @@ def solve_level_lp(model: RoundModel, usable: np.ndarray, *, rhs: np.ndarray, sc
     a_f = fair_row[ja] >= 0
     b_f = pair & (fair_row[jbs] >= 0)
     v_rows = fair_jobs[v_coef[fair_jobs] != 0]
-    rows = np.concatenate([ja, jb[pair], n + gpu, fair_row[ja[a_f]], fair_row[jb[b_f]], fair_row[v_rows]])
-    colx = np.concatenate([k, k[pair], k, k[a_f], k[b_f], np.full(len(v_rows), m)])
-    vals = np.concatenate([np.ones(m), np.ones(int(pair.sum())), c.size[cols].astype(np.float64),
-                           (scale[ja] * model.rho_a[cols])[a_f], (scale[jbs] * model.rho_b[cols])[b_f],
+    place_rows, place_cols, place_vals = model.placement_rows(cols)  # job rows 0..N-1, capacity rows N..N+G-1
+    rows = np.concatenate([place_rows, fair_row[ja[a_f]], fair_row[jb[b_f]], fair_row[v_rows]])
+    colx = np.concatenate([place_cols, k[a_f], k[b_f], np.full(len(v_rows), m)])
+    vals = np.concatenate([place_vals, (scale[ja] * model.rho_a[cols])[a_f], (scale[jbs] * model.rho_b[cols])[b_f],
                            v_coef[v_rows]])
     nrows = n + g + len(fair_jobs)
     a = sp.csc_matrix((vals, (rows, colx)), shape=(nrows, m + 1))
@@ -189,8 +180,8 @@ def solve_level_lp(model: RoundModel, usable: np.ndarray, *, rhs: np.ndarray, sc
     cost = np.concatenate([np.zeros(m) if x_cost is None else np.asarray(x_cost, np.float64)[cols], [v_cost]])
     col_lower = np.concatenate([np.zeros(m), [v_bounds[0]]])
     col_upper = np.concatenate([np.ones(m), [v_bounds[1]]])
-    out = solve_highs(LinearProgram(cost, a, row_lower, row_upper, col_lower, col_upper, m + 1),
-                      lp_algorithm=lp_algorithm)
+    out = solve_lp(LinearProgram(cost, a, row_lower, row_upper, col_lower, col_upper, m + 1),
+                   lp_algorithm=lp_algorithm)
     x = np.zeros(c.num)
     if out.x is None:  # pragma: no cover - every LP built here is feasible (X = 0 or a known plan), bounded
         return LevelSolution(x, float("nan"), False, out.message)
@@ -214,10 +205,11 @@ def max_min_plan(model: RoundModel, usable: np.ndarray, *, lp_algorithm: str = "
 
 def efficiency_refine(model: RoundModel, usable: np.ndarray, levels: np.ndarray, *,
                       lp_algorithm: str = "ipm") -> FractionalPlan | None:
-    """Among plans giving every job at least ``(1 - 1e-7) * levels_j`` (in fair-share units), one with the
-    most normalised throughput ``sum_c eff_c X_c``.
+    """The plan with the most normalised throughput among those that keep every job's level.
 
-    Returns ``None`` when HiGHS does not prove an optimum (the caller keeps its unrefined, feasible plan).
+    Among plans giving every job at least ``(1 - 1e-7) * levels_j`` (in fair-share units), one with the most
+    normalised throughput ``sum_c eff_c X_c``. Returns ``None`` when HiGHS does not prove an optimum (the
+    caller keeps its unrefined, feasible plan).
     """
     n = model.problem.num_jobs
     if n == 0 or not usable.any():
@@ -243,8 +235,11 @@ def received_fraction(state: RoundState) -> np.ndarray:
 
 
 def fill_order(model: RoundModel, state: RoundState) -> np.ndarray:
-    """Alone columns in fill order: jobs by attained service per unit of weight (ties by index), each job's
-    types by decreasing ``T[j, g] / Tmax_j`` (ties by type index)."""
+    """Alone columns in fill order.
+
+    Jobs by attained service per unit of weight (ties by index), each job's types by decreasing
+    ``T[j, g] / Tmax_j`` (ties by type index).
+    """
     c, p = model.columns, model.problem
     k = np.arange(c.num_alone)
     ja = c.job_a[k]
@@ -253,8 +248,12 @@ def fill_order(model: RoundModel, state: RoundState) -> np.ndarray:
     return k[np.lexsort((c.gpu[k], -norm, ja, service[ja]))]
 
 
-def greedy_place(model: RoundModel, order: np.ndarray) -> np.ndarray:
+def take_in_order(model: RoundModel, order: np.ndarray) -> np.ndarray:
     """Take the columns in ``order`` whenever all their jobs are unplaced and their type has room.
+
+    :func:`fairshare.methods.rounding.greedy_take` from the empty placement, with every column counted as
+    worth taking (``greedy_take`` skips columns of value ``<= 0``, a rule of fairshare's objective that the
+    peers do not have).
 
     Parameters
     ----------
@@ -267,21 +266,9 @@ def greedy_place(model: RoundModel, order: np.ndarray) -> np.ndarray:
     array (M,)
         0/1 column values (a feasible placement).
     """
-    c, p = model.columns, model.problem
-    x = np.zeros(c.num)
-    free = [True] * p.num_jobs
-    cap = p.capacity.tolist()
-    ja, jb, gpu, size = c.job_a.tolist(), c.job_b.tolist(), c.gpu.tolist(), c.size.tolist()
-    for k in np.asarray(order, dtype=np.int64).tolist():
-        a, b, g, s = ja[k], jb[k], gpu[k], size[k]
-        if not free[a] or (b >= 0 and not free[b]) or cap[g] < s:
-            continue
-        free[a] = False
-        if b >= 0:
-            free[b] = False
-        cap[g] -= s
-        x[k] = 1.0
-    return x
+    m = model.columns.num
+    worth = dataclasses.replace(model, value=np.ones(m))
+    return greedy_take(worth, np.asarray(order, dtype=np.int64), np.zeros(m))
 
 
 def place_alone(model: RoundModel, order: np.ndarray, prefer: np.ndarray | None = None, *,
@@ -366,7 +353,7 @@ def priority_round(model: RoundModel, state: RoundState, target: np.ndarray, *,
     tie = -np.round(target[active], 6)  # targets equal up to LP noise tie, and go by job index
     first = active[np.lexsort((c.gpu[active], c.job_b[active], c.job_a[active], tie, -prio[active]))]
     order = np.concatenate([first, fill_order(model, state)]) if fill else first
-    return greedy_place(model, order)
+    return take_in_order(model, order)
 
 
 def status_of(plan: FractionalPlan, x: np.ndarray) -> Status:

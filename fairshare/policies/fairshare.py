@@ -1,0 +1,119 @@
+"""``fairshare``: the round MILP of spec round-problem.md (efficiency under spatiotemporal fairness).
+
+maximise ``E - lambda * sum_j w_j sigma_j`` subject to one placement per job, capacity, whole gangs and
+``rho_j + sigma_j >= (1 - epsilon) + D_j``, where ``D_j`` carries what a job was owed from earlier rounds
+(the simulator supplies the deficits in the round, ``state.model.problem``). Modes ``fast`` (LP + rounding +
+polish, the default) and ``exact`` (HiGHS to proven optimality or a time limit); see
+:func:`fairshare.allocate`.
+
+Ablation flag ``heterogeneity_aware=False``: the policy plans as if every GPU type were equally fast for a
+job (each job's alone and co-located throughputs replaced by their mean over the types where it can run,
+so fair shares, efficiency and fairness rows see no difference between types); the placement is then
+executed, and reported, with the true throughputs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fairshare.allocate import allocate, solve_model
+from fairshare.allocation import Allocation
+from fairshare.formulation import RoundModel, build_model
+from fairshare.policies.base import Placed, Policy, RoundState, _check_placement, register
+from fairshare.problem import RoundProblem
+
+__all__ = ["FairsharePolicy"]
+
+
+@register("fairshare")
+@dataclass(frozen=True)
+class FairsharePolicy(Policy):
+    """fairshare's own policy.
+
+    Parameters
+    ----------
+    mode : {"fast", "exact"}
+        The solve mode (:func:`fairshare.allocate`); reported as the allocation's ``mode``.
+    epsilon : float, optional
+        Overrides the round's epsilon (the simulator builds rounds with its own epsilon otherwise).
+    heterogeneity_aware : bool
+        False plans with type-blind throughputs (an ablation; see the module doc).
+    options : dict
+        :class:`~fairshare.allocate.SolveOptions` fields (``time_limit``, ``polish_seconds``, ...).
+    """
+
+    mode: str = "fast"
+    epsilon: float | None = None
+    heterogeneity_aware: bool = True
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def allocate(self, state: RoundState) -> Allocation:
+        """Solve the round in ``mode``: the mode's own allocation, with ``policy="fairshare"``.
+
+        This is the one policy that does not use the template :meth:`Policy.allocate
+        <fairshare.policies.base.Policy.allocate>`, because its result comes from a solve mode, not from a
+        placement: it keeps what the mode reports beyond the placement (``mode``, the proven ``bound``, the
+        ``mip_gap``, the ``relaxation`` and the mode's own build and solve times), and it is evaluated on the
+        round as planned, with the ``epsilon`` override (so shortfall and next deficits use that epsilon). An
+        allocation rebuilt from the placement by the template would lose the former and be evaluated on
+        ``state.model``. The modes' placements are feasible by construction; the type-blind plan, carried
+        over to the true round, is checked as the template checks a placement.
+
+        Raises
+        ------
+        PolicyError
+            If the type-blind plan does not carry over to a feasible placement (a bug).
+        """
+        problem = state.model.problem
+        if self.epsilon is not None and self.epsilon != problem.epsilon:
+            problem = problem.replace(epsilon=self.epsilon)
+        own_model = problem is state.model.problem
+        if self.heterogeneity_aware:
+            if own_model:
+                solved = solve_model(state.model, mode=self.mode, options=self.options)
+            else:
+                solved = allocate(problem, mode=self.mode, options=self.options)
+            return dataclasses.replace(solved, policy=self.name)
+        planned = solve_model(build_model(_type_blind(problem)), mode=self.mode, options=self.options)
+        real = state.model if own_model else build_model(problem)
+        x = _columns_of(real, planned)
+        _check_placement(self.name, real, x)
+        return Allocation.from_columns(real, x, status=planned.status, mode=self.mode, policy=self.name,
+                                       solve_seconds=planned.solve_seconds,
+                                       message=planned.message + " (type-blind plan)")
+
+    def place(self, state: RoundState) -> Placed:
+        """The placement of :meth:`allocate` as 0/1 values of the columns of ``state.model`` (integer modes)."""
+        alloc = self.allocate(state)
+        return Placed(_columns_of(state.model, alloc), alloc.status, alloc.message)
+
+
+def _type_blind(problem: RoundProblem) -> RoundProblem:
+    """The round with each job's throughputs replaced by their mean over the types where it can run."""
+    run = problem.runnable
+    t = np.where(run, problem.throughput, 0.0)
+    mean = t.sum(axis=1) / np.maximum(run.sum(axis=1), 1)
+    blind_t = np.where(run, mean[:, None], 0.0)
+    pt = problem.pair_throughput.copy()
+    if problem.num_pairs:
+        a, b, g = problem.pair_jobs[:, 0], problem.pair_jobs[:, 1], problem.pair_gpu
+        # keep each member's interference ratio, scaled to its type-blind alone throughput
+        pt[:, 0] = pt[:, 0] / problem.throughput[a, g] * mean[a]
+        pt[:, 1] = pt[:, 1] / problem.throughput[b, g] * mean[b]
+    return problem.replace(throughput=blind_t, pair_throughput=pt)
+
+
+def _columns_of(model: RoundModel, alloc: Allocation) -> np.ndarray:
+    """0/1 column values of ``model`` for an integer allocation of the same round (same columns)."""
+    c = model.columns
+    x = np.zeros(c.num)
+    gpu, partner = alloc.job_gpu, alloc.job_partner
+    for k in range(c.num):
+        a, b, g = int(c.job_a[k]), int(c.job_b[k]), int(c.gpu[k])
+        if gpu[a] == g and (partner[a] == b if b >= 0 else partner[a] < 0):
+            x[k] = 1.0
+    return x
