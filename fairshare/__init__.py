@@ -1,19 +1,76 @@
 """fairshare: efficient, spatiotemporally fair allocation of heterogeneous GPU clusters to training jobs.
 
-Public API
-----------
-:func:`allocate` solves one round (modes ``exact``, ``lp``, ``fast``); :class:`RoundProblem` is the validated
-round; :class:`Allocation` the answer; :class:`Engine` runs round after round and carries deficits.
+API index
+---------
+One round
+    allocate            Solve one round (modes ``exact``, ``lp``, ``fast``); returns an :class:`Allocation`.
+    solve_model         The same, for a :class:`RoundModel` already built.
+    SolveOptions        Solver options (time limit, gap, threads, LP method, polish, ...).
+    Mode, MODES         The solve modes.
+    RoundProblem        The validated round: cluster, jobs, co-location candidates, fairness knobs.
+    Allocation          The answer: status, objective, E, E/C, shortfall, gap, placements, per-job results.
+    Placement, Status   One placement of an allocation; how the round was solved.
+Round after round
+    Engine              Plans rounds, carries deficits, saves and loads its state atomically.
+Fairness and the model
+    fair_share          The fair share in space (weighted water-filling); :class:`FairShare` its result.
+    next_deficit        The fairness carried in time: ``max(0, D + 1 - epsilon - rho)``.
+    build_model         Fair shares, placement columns and coefficients of a round (:class:`RoundModel`).
+Policies (fairshare and its peers)
+    get_policy          A policy by registry name (``"gavel"``, ``"ftf"``, ...); policy_names lists them.
+    Policy, RoundState  The policy interface (a policy implements place(state) -> Placed) and what a policy
+                        sees of a round; register adds a policy.
+Simulation
+    simulate            Replay a trace round by round with a policy; :class:`SimulationResult`.
+    generate_trace, read_trace, write_trace, Trace
+                        Traces: Gavel's recipe, files.
+    load_catalog        Measured and derived throughputs per workload and GPU type (:class:`Catalog`).
+    compute_metrics     JCT, finish-time fairness, utilization and more of a run (:class:`RunMetrics`).
+    run_sweep, RunSpec  Many runs, on a process pool or a Dask cluster.
+Errors
+    FairshareError      Base class; InvalidInputError (bad input, a ValueError), SolverError (the solver
+                        failed), PolicyError (a policy returned an invalid placement).
+
+The simulation and policy names are imported on first use, so ``import fairshare`` stays light.
 """
 
-from fairshare.allocate import MODES, SolveOptions, allocate
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from fairshare.allocate import MODES, Mode, SolveOptions, allocate, solve_model
 from fairshare.allocation import Allocation, Placement, Status
-from fairshare.errors import FairshareError, InvalidInputError, SolverError
-from fairshare.fair_share import FairShare, fair_share
+from fairshare.engine import Engine
+from fairshare.errors import FairshareError, InvalidInputError, PolicyError, SolverError
+from fairshare.fair_share import FairShare, fair_share, next_deficit
+from fairshare.formulation import RoundModel, build_model
 from fairshare.problem import RoundProblem
 
+_LAZY = {
+    "Policy": "fairshare.policies", "RoundState": "fairshare.policies", "get_policy": "fairshare.policies",
+    "policy_names": "fairshare.policies", "register": "fairshare.policies", "Placed": "fairshare.policies",
+    "simulate": "fairshare.sim", "SimulationResult": "fairshare.sim", "generate_trace": "fairshare.sim",
+    "read_trace": "fairshare.sim", "write_trace": "fairshare.sim", "Trace": "fairshare.sim",
+    "compute_metrics": "fairshare.sim", "RunMetrics": "fairshare.sim", "run_sweep": "fairshare.sim",
+    "RunSpec": "fairshare.sim", "load_catalog": "fairshare.sim.catalog", "Catalog": "fairshare.sim.catalog",
+}
+
 __all__ = [
-    "MODES", "Allocation", "FairShare", "FairshareError", "InvalidInputError", "Placement", "RoundProblem",
-    "SolveOptions", "SolverError", "Status", "allocate", "fair_share",
+    "MODES", "Allocation", "Engine", "FairShare", "FairshareError", "InvalidInputError", "Mode", "Placement",
+    "PolicyError", "RoundModel", "RoundProblem", "SolveOptions", "SolverError", "Status", "allocate",
+    "build_model", "fair_share", "next_deficit", "solve_model", *sorted(_LAZY),
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'fairshare' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

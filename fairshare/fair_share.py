@@ -120,7 +120,7 @@ def fair_share(problem: RoundProblem) -> FairShare:
     if N == 0:
         z = np.zeros(0)
         return FairShare(z, float("inf"), np.zeros((0, len(cap))), z, usable)
-    e, theta = water_fill(problem.scale, problem.weight, c_prime)  # type: ignore[arg-type]
+    e, theta = water_fill(problem.scale, problem.weight, c_prime)
     frac = np.where(usable, cap / c_prime, 0.0)
     xfair = (e / problem.scale)[:, None] * frac[None, :]
     tfair = (np.where(runnable, problem.throughput, 0.0) * xfair).sum(axis=1)

@@ -107,6 +107,17 @@ class Evaluation:
     shortfall: float
     objective: float
 
+    def __getitem__(self, key: str) -> np.ndarray | float:
+        """``evaluation["objective"]``: the dictionary access of fairshare 0.1 (deprecated; use attributes)."""
+        import warnings
+
+        if key not in self.__dataclass_fields__:
+            raise KeyError(key)
+        warnings.warn("RoundModel.evaluate() returns an Evaluation; use attributes (ev.objective), not keys. "
+                      "Key access will be removed in fairshare 0.3", DeprecationWarning, stacklevel=2)
+        value: np.ndarray | float = getattr(self, key)
+        return value
+
 
 @dataclass(frozen=True, slots=True)
 class RoundModel:
@@ -227,8 +238,8 @@ def build_columns(problem: RoundProblem) -> Columns:
     runnable = problem.runnable
     ja, ga = np.nonzero(runnable)
     pj, pg, pt = problem.pair_jobs, problem.pair_gpu, problem.pair_throughput
-    useful = pt.sum(axis=1) > 0  # type: ignore[union-attr]
-    pj, pg, pt = pj[useful], pg[useful], pt[useful]  # type: ignore[index]
+    useful = pt.sum(axis=1) > 0
+    pj, pg, pt = pj[useful], pg[useful], pt[useful]
     scale = problem.scale
     return Columns(
         gpu=np.concatenate([ga, pg]).astype(np.int64),

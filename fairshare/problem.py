@@ -2,8 +2,9 @@
 
 A :class:`RoundProblem` is the validated, array form of the round document of
 ``shared/spec/round-problem.md`` section 6. Build one from a document with :meth:`RoundProblem.from_dict`
-/ :meth:`RoundProblem.from_json`, or directly from arrays (the constructor validates them too; the
-simulator uses that path to avoid dictionaries). Every array is float64/int64 and read-only.
+/ :meth:`RoundProblem.from_json` (the conversion lives in :mod:`fairshare.documents`), or directly from
+arrays (the simulator does, to avoid dictionaries). The constructor is the one place the values are
+checked. Every array is float64/int64 and read-only.
 
 Conventions
 -----------
@@ -13,43 +14,47 @@ Conventions
   of type ``pair_gpu[p]``, running at ``pair_throughput[p, 0]`` and ``pair_throughput[p, 1]``.
 * ``weight`` holds the weights as given; the normalised weights (mean 1 over the round's jobs) are
   :attr:`RoundProblem.normalized_weight`.
+
+Supported ranges
+----------------
+Beyond the rules of the spec, values that HiGHS cannot solve accurately are rejected rather than
+silently answered wrong (HiGHS treats bounds of 1e20 as infinite and fails on matrix entries of 1e15 or
+more): at most :data:`MAX_GPUS` GPUs of one type and as many per gang; throughputs, deficits and
+``fairness_weight`` at most :data:`MAX_VALUE`; the largest weight at most :data:`MAX_WEIGHT_RATIO` times
+the smallest.
 """
 
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from fairshare._validate import check_array, check_shape, is_number, is_real, readonly
 from fairshare.errors import InvalidInputError
 
-__all__ = ["RoundProblem"]
+__all__ = ["MAX_GPUS", "MAX_VALUE", "MAX_WEIGHT_RATIO", "RoundProblem"]
 
-_MAX_COUNT = 2**53  # GPU counts and gang sizes beyond this are not meaningful (and not exact in float64)
-_TOP_KEYS = {"gpus", "jobs", "colocation", "epsilon", "fairness_weight"}
-_JOB_KEYS = {"id", "scale", "weight", "deficit", "throughput"}
-_PAIR_KEYS = {"jobs", "gpu", "throughput"}
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    a.setflags(write=False)
-    return a
+#: Most GPUs of one type, and largest gang (2**31; with at most this many per type, totals fit in int64).
+MAX_GPUS = 2**31
+#: Largest throughput (alone or co-located), deficit and ``fairness_weight``.
+MAX_VALUE = 1e12
+#: Largest ratio between the largest and the smallest weight of a round.
+MAX_WEIGHT_RATIO = 1e12
 
 
-def _is_number(v: object) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+def _sci(x: float) -> str:
+    return f"{x:.0e}".replace("e+", "e")
 
 
-def _is_int(v: object) -> bool:
-    return (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer())
+_TOO_LARGE = f"larger than fairshare supports (at most {_sci(MAX_VALUE)}; HiGHS loses accuracy beyond)"
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, init=False)
 class RoundProblem:
     """One scheduling round (spec section 1), validated.
 
@@ -58,32 +63,33 @@ class RoundProblem:
     gpu_types : tuple of str
         Names of the GPU types, in column order of ``throughput``.
     capacity : array of int, shape (G,)
-        Whole GPUs of each type (``C_g >= 0``, at least one GPU in all).
+        Whole GPUs of each type (``0 <= C_g <= MAX_GPUS``, at least one GPU in all).
     job_ids : tuple of str
         Unique job identifiers, in row order.
     scale : array of int, shape (N,)
-        Gang size ``s_j >= 1``.
+        Gang size ``1 <= s_j <= MAX_GPUS``.
     throughput : array of float, shape (N, G)
-        Alone throughput ``T[j, g]`` on ``s_j`` GPUs of type ``g``; 0 = cannot run.
+        Alone throughput ``0 <= T[j, g] <= MAX_VALUE`` on ``s_j`` GPUs of type ``g``; 0 = cannot run.
     weight : array of float, shape (N,), optional
-        Fairness weights ``w_j > 0`` (default 1).
+        Fairness weights ``w_j > 0`` (default 1), within a ratio of ``MAX_WEIGHT_RATIO`` of each other.
     deficit : array of float, shape (N,), optional
-        Carried deficits ``D_j >= 0`` (default 0).
+        Carried deficits ``0 <= D_j <= MAX_VALUE`` (default 0).
     pair_jobs : array of int, shape (P, 2), optional
-        Job indices of co-location candidates.
+        Job indices of co-location candidates (default: none).
     pair_gpu : array of int, shape (P,), optional
         GPU type index of each candidate.
     pair_throughput : array of float, shape (P, 2), optional
-        Co-located throughputs ``T[j|k, g]``, ``T[k|j, g]``.
+        Co-located throughputs ``T[j|k, g]``, ``T[k|j, g]`` (each at most ``MAX_VALUE``).
     epsilon : float
         Fairness slack in [0, 1).
     fairness_weight : float
-        ``lambda > 0``, price of one unit of weighted shortfall.
+        ``0 < lambda <= MAX_VALUE``, price of one unit of weighted shortfall.
 
     Raises
     ------
     InvalidInputError
-        If any field is invalid (spec section 6); the message names the field and the value.
+        If any field is invalid (spec section 6) or out of the supported range (module docstring); the
+        message names the field as the round document does (``jobs[3].weight``) and shows the value.
 
     Examples
     --------
@@ -91,6 +97,10 @@ class RoundProblem:
     ...                             "jobs": [{"id": "a", "scale": 1, "throughput": {"V100": 2.0}}]})
     >>> p.num_jobs, p.gpu_types
     (1, ('V100',))
+    >>> q = RoundProblem(gpu_types=("V100",), capacity=np.array([1]), job_ids=("a",), scale=np.array([1]),
+    ...                  throughput=np.array([[2.0]]))
+    >>> q.weight.tolist(), q.deficit.tolist(), q.pair_jobs.shape
+    ([1.0], [0.0], (0, 2))
     """
 
     gpu_types: tuple[str, ...]
@@ -98,155 +108,151 @@ class RoundProblem:
     job_ids: tuple[str, ...]
     scale: np.ndarray
     throughput: np.ndarray
-    weight: np.ndarray | None = None
-    deficit: np.ndarray | None = None
-    pair_jobs: np.ndarray | None = None
-    pair_gpu: np.ndarray | None = None
-    pair_throughput: np.ndarray | None = None
-    epsilon: float = 0.0
-    fairness_weight: float = 100.0
-    _job_index: dict[str, int] = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
+    weight: np.ndarray
+    deficit: np.ndarray
+    pair_jobs: np.ndarray
+    pair_gpu: np.ndarray
+    pair_throughput: np.ndarray
+    epsilon: float
+    fairness_weight: float
+    _job_index: dict[str, int] = field(init=False, repr=False, compare=False)
 
-    # ------------------------------------------------------------------ validation of the array form
-    def __post_init__(self) -> None:
+    def __init__(self, gpu_types: Sequence[str], capacity: np.ndarray, job_ids: Sequence[str],
+                 scale: np.ndarray, throughput: np.ndarray, weight: np.ndarray | None = None,
+                 deficit: np.ndarray | None = None, pair_jobs: np.ndarray | None = None,
+                 pair_gpu: np.ndarray | None = None, pair_throughput: np.ndarray | None = None,
+                 epsilon: float = 0.0, fairness_weight: float = 100.0) -> None:
         set_ = object.__setattr__
-        gpu_types = tuple(str(g) for g in self.gpu_types)
-        job_ids = tuple(str(j) for j in self.job_ids)
-        set_(self, "gpu_types", gpu_types)
-        set_(self, "job_ids", job_ids)
-        G, N = len(gpu_types), len(job_ids)
-        if len(set(gpu_types)) != G:
-            dup = next(g for g in gpu_types if gpu_types.count(g) > 1)
-            raise InvalidInputError("gpus", dup, "duplicate GPU type")
-
-        cap = np.asarray(self.capacity)
-        if cap.shape != (G,):
-            raise InvalidInputError("gpus", cap.tolist(), f"expected {G} capacities")
+        # ---- GPU types and capacities
+        types = tuple(str(g) for g in gpu_types)
+        G = len(types)
+        if len(set(types)) != G:
+            raise InvalidInputError("gpus", next(g for g in types if types.count(g) > 1), "duplicate GPU type")
+        cap = np.asarray(capacity)
+        check_shape(cap, (G,), "gpus")
         capf = cap.astype(np.float64)
-        bad = ~(np.isfinite(capf) & (capf >= 0) & (np.floor(capf) == capf))
-        if bad.any():
-            g = int(np.argmax(bad))
-            raise InvalidInputError(f"gpus.{gpu_types[g]}", cap[g].item(), "must be a non-negative integer")
-        if G == 0 or capf.sum() <= 0:
-            raise InvalidInputError("gpus", dict(zip(gpu_types, cap.tolist())), "the cluster has no GPU")
-        set_(self, "capacity", _readonly(capf.astype(np.int64)))
+        check_array(cap, (capf >= 0) & (np.floor(capf) == capf), lambda i: f"gpus.{types[i[0]]}",
+                    "must be a non-negative integer")
+        check_array(cap, capf <= MAX_GPUS, lambda i: f"gpus.{types[i[0]]}",
+                    f"more GPUs than fairshare supports (at most {MAX_GPUS:,} = 2**31)")
+        cap_int = capf.astype(np.int64)  # G * MAX_GPUS cannot overflow int64
+        if G == 0 or cap_int.sum() <= 0:
+            raise InvalidInputError("gpus", dict(zip(types, cap_int.tolist())), "the cluster has no GPU")
+        set_(self, "gpu_types", types)
+        set_(self, "capacity", readonly(cap_int))
 
+        # ---- jobs: ids, scales, weights, deficits, throughputs
+        ids = tuple(str(j) for j in job_ids)
+        N = len(ids)
         index: dict[str, int] = {}
-        for i, jid in enumerate(job_ids):
+        for i, jid in enumerate(ids):
             if jid in index:
                 raise InvalidInputError(f"jobs[{i}].id", jid, "duplicate job id")
             index[jid] = i
+        set_(self, "job_ids", ids)
         set_(self, "_job_index", index)
 
-        scale = np.asarray(self.scale)
-        if scale.shape != (N,):
-            raise InvalidInputError("scale", scale.tolist(), f"expected {N} values")
-        scalef = scale.astype(np.float64)
-        bad = ~(np.isfinite(scalef) & (scalef >= 1) & (np.floor(scalef) == scalef))
-        if bad.any():
-            j = int(np.argmax(bad))
-            raise InvalidInputError(f"jobs[{j}].scale", scale[j].item(), "must be a positive integer")
-        set_(self, "scale", _readonly(scalef.astype(np.int64)))
+        raw = np.asarray(scale)
+        check_shape(raw, (N,), "scale")
+        s = raw.astype(np.float64)
+        check_array(raw, (s >= 1) & (np.floor(s) == s), _job_field("scale"), "must be a positive integer")
+        check_array(raw, s <= MAX_GPUS, _job_field("scale"), f"larger than any GPU count fairshare supports "
+                    f"(at most {MAX_GPUS:,} = 2**31)")
+        set_(self, "scale", readonly(s.astype(np.int64)))
 
-        weight = np.ones(N) if self.weight is None else np.asarray(self.weight, dtype=np.float64)
-        if weight.shape != (N,):
-            raise InvalidInputError("weight", weight.tolist(), f"expected {N} values")
-        bad = ~(np.isfinite(weight) & (weight > 0))
-        if bad.any():
-            j = int(np.argmax(bad))
-            raise InvalidInputError(f"jobs[{j}].weight", weight[j].item(), "must be finite and > 0")
-        set_(self, "weight", _readonly(weight))
+        w = np.ones(N) if weight is None else np.asarray(weight, dtype=np.float64)
+        check_shape(w, (N,), "weight")
+        check_array(w, w > 0, _job_field("weight"), "must be finite and > 0")
+        if N and float(w.max()) > MAX_WEIGHT_RATIO * float(w.min()):
+            lo, hi = int(np.argmin(w)), int(np.argmax(w))
+            raise InvalidInputError(f"jobs[{hi}].weight", w[hi].item(), f"more than {_sci(MAX_WEIGHT_RATIO)} times "
+                                    f"the smallest weight ({w[lo].item()!r} of jobs[{lo}])")
+        set_(self, "weight", readonly(w))
 
-        deficit = np.zeros(N) if self.deficit is None else np.asarray(self.deficit, dtype=np.float64)
-        if deficit.shape != (N,):
-            raise InvalidInputError("deficit", deficit.tolist(), f"expected {N} values")
-        bad = ~(np.isfinite(deficit) & (deficit >= 0))
-        if bad.any():
-            j = int(np.argmax(bad))
-            raise InvalidInputError(f"jobs[{j}].deficit", deficit[j].item(), "must be finite and >= 0")
-        set_(self, "deficit", _readonly(deficit))
+        d = np.zeros(N) if deficit is None else np.asarray(deficit, dtype=np.float64)
+        check_shape(d, (N,), "deficit")
+        check_array(d, d >= 0, _job_field("deficit"), "must be finite and >= 0")
+        check_array(d, d <= MAX_VALUE, _job_field("deficit"), _TOO_LARGE)
+        set_(self, "deficit", readonly(d))
 
-        T = np.asarray(self.throughput, dtype=np.float64).reshape(N, G) if N else np.zeros((0, G))
-        bad = ~(np.isfinite(T) & (T >= 0))
-        if bad.any():
-            j, g = (int(v) for v in np.argwhere(bad)[0])
-            raise InvalidInputError(f"jobs[{j}].throughput.{gpu_types[g]}", T[j, g].item(),
-                                    "must be finite and >= 0")
-        set_(self, "throughput", _readonly(T))
-        runnable = (T > 0) & (self.scale[:, None] <= self.capacity[None, :])
+        T = np.asarray(throughput, dtype=np.float64)
+        T = T.reshape(N, G) if T.size == N * G else T
+        check_shape(T, (N, G), "throughput")
+        check_array(T, T >= 0, lambda i: f"jobs[{i[0]}].throughput.{types[i[1]]}", "must be finite and >= 0")
+        check_array(T, T <= MAX_VALUE, lambda i: f"jobs[{i[0]}].throughput.{types[i[1]]}", _TOO_LARGE)
+        set_(self, "throughput", readonly(T))
+        runnable = self.runnable
         nowhere = ~runnable.any(axis=1)
         if nowhere.any():
             j = int(np.argmax(nowhere))
-            raise InvalidInputError(f"jobs[{j}]", job_ids[j],
-                                    "the job can run nowhere (throughput 0 or missing on every type, or "
-                                    "fewer GPUs than its scale)")
+            raise InvalidInputError(f"jobs[{j}]", ids[j], "the job can run nowhere (throughput 0 or missing on "
+                                    "every type, or fewer GPUs than its scale)")
 
-        eps = self.epsilon
-        if not (_is_number(eps) and 0 <= eps < 1):
-            raise InvalidInputError("epsilon", eps, "must be in [0, 1)")
-        set_(self, "epsilon", float(eps))
-        lam = self.fairness_weight
-        if not (_is_number(lam) and math.isfinite(lam) and lam > 0):
-            raise InvalidInputError("fairness_weight", lam, "must be finite and > 0")
-        set_(self, "fairness_weight", float(lam))
+        # ---- knobs
+        if not (is_number(epsilon) and 0 <= epsilon < 1):
+            raise InvalidInputError("epsilon", epsilon, "must be in [0, 1)")
+        set_(self, "epsilon", float(epsilon))
+        if not (is_real(fairness_weight) and fairness_weight > 0):
+            raise InvalidInputError("fairness_weight", fairness_weight, "must be finite and > 0")
+        if fairness_weight > MAX_VALUE:
+            raise InvalidInputError("fairness_weight", fairness_weight, _TOO_LARGE)
+        set_(self, "fairness_weight", float(fairness_weight))
 
-        self._validate_pairs(runnable)
+        self._set_pairs(pair_jobs, pair_gpu, pair_throughput, runnable)
 
-    def _validate_pairs(self, runnable: np.ndarray) -> None:
-        set_ = object.__setattr__
-        N, G = len(self.job_ids), len(self.gpu_types)
-        pj = np.zeros((0, 2), np.int64) if self.pair_jobs is None else np.asarray(self.pair_jobs)
+    def _set_pairs(self, pair_jobs: np.ndarray | None, pair_gpu: np.ndarray | None,
+                   pair_throughput: np.ndarray | None, runnable: np.ndarray) -> None:
+        """Check and store the co-location candidates."""
+        N, G = self.num_jobs, len(self.gpu_types)
+        pj = np.zeros((0, 2), np.int64) if pair_jobs is None else np.asarray(pair_jobs)
         P = len(pj)
         pj = pj.reshape(P, 2)
-        pg = np.zeros(0, np.int64) if self.pair_gpu is None else np.asarray(self.pair_gpu).reshape(-1)
-        pt = np.zeros((0, 2)) if self.pair_throughput is None else np.asarray(self.pair_throughput, np.float64)
-        pt = pt.reshape(-1, 2) if pt.size else np.zeros((len(pt), 2))
+        pg = np.zeros(0, np.int64) if pair_gpu is None else np.asarray(pair_gpu).reshape(-1)
+        pt = np.zeros((0, 2)) if pair_throughput is None else np.asarray(pair_throughput, np.float64)
+        pt = pt.reshape(P, 2) if pt.size == 2 * P else pt
         if pg.shape != (P,) or pt.shape != (P, 2):
             raise InvalidInputError("colocation", (pj.shape, pg.shape, pt.shape), "inconsistent array shapes")
         if P:
-            bad = (pj < 0) | (pj >= N)
-            if bad.any():
-                p = int(np.argwhere(bad)[0][0])
+            names, types = self.job_ids, self.gpu_types
+            p = _first(((pj < 0) | (pj >= N)).any(axis=1))
+            if p is not None:
                 raise InvalidInputError(f"colocation[{p}].jobs", pj[p].tolist(), "unknown job")
-            bad = (pg < 0) | (pg >= G)
-            if bad.any():
-                p = int(np.argmax(bad))
+            p = _first((pg < 0) | (pg >= G))
+            if p is not None:
                 raise InvalidInputError(f"colocation[{p}].gpu", pg[p].item(), "unknown GPU type")
             a, b = pj[:, 0], pj[:, 1]
-            names = self.job_ids
-            bad = a == b
-            if bad.any():
-                p = int(np.argmax(bad))
+            p = _first(a == b)
+            if p is not None:
                 raise InvalidInputError(f"colocation[{p}].jobs", [names[a[p]], names[b[p]]],
                                         "a job cannot be paired with itself")
-            bad = self.scale[a] != self.scale[b]
-            if bad.any():
-                p = int(np.argmax(bad))
+            p = _first(self.scale[a] != self.scale[b])
+            if p is not None:
                 raise InvalidInputError(f"colocation[{p}].jobs", [names[a[p]], names[b[p]]],
                                         f"jobs of different scales ({self.scale[a[p]]} and {self.scale[b[p]]}) "
                                         "cannot share GPUs")
-            bad = ~(runnable[a, pg] & runnable[b, pg])
-            if bad.any():
-                p = int(np.argmax(bad))
-                raise InvalidInputError(f"colocation[{p}].gpu", self.gpu_types[pg[p]],
-                                        f"jobs {names[a[p]]!r} and {names[b[p]]!r} must both be able to run "
-                                        "alone on this type")
-            bad = ~(np.isfinite(pt) & (pt >= 0)).all(axis=1)
-            if bad.any():
-                p = int(np.argmax(bad))
+            p = _first(~(runnable[a, pg] & runnable[b, pg]))
+            if p is not None:
+                raise InvalidInputError(f"colocation[{p}].gpu", types[pg[p]], f"jobs {names[a[p]]!r} and "
+                                        f"{names[b[p]]!r} must both be able to run alone on this type")
+            p = _first(~(np.isfinite(pt) & (pt >= 0)).all(axis=1))
+            if p is not None:
                 raise InvalidInputError(f"colocation[{p}].throughput", pt[p].tolist(),
                                         "must be two finite non-negative numbers")
+            p = _first((pt > MAX_VALUE).any(axis=1))
+            if p is not None:
+                raise InvalidInputError(f"colocation[{p}].throughput", pt[p].tolist(), _TOO_LARGE)
             lo, hi = np.minimum(a, b), np.maximum(a, b)
             key = (lo * N + hi) * G + pg
             order = np.argsort(key, kind="stable")
             dup = np.flatnonzero(key[order][1:] == key[order][:-1])
             if dup.size:
                 p = int(order[dup[0] + 1])
-                raise InvalidInputError(f"colocation[{p}]", [names[a[p]], names[b[p]], self.gpu_types[pg[p]]],
+                raise InvalidInputError(f"colocation[{p}]", [names[a[p]], names[b[p]], types[pg[p]]],
                                         "the same pair is listed twice for this GPU type")
-        set_(self, "pair_jobs", _readonly(pj.astype(np.int64)))
-        set_(self, "pair_gpu", _readonly(pg.astype(np.int64)))
-        set_(self, "pair_throughput", _readonly(pt))
+        set_ = object.__setattr__
+        set_(self, "pair_jobs", readonly(pj.astype(np.int64)))
+        set_(self, "pair_gpu", readonly(pg.astype(np.int64)))
+        set_(self, "pair_throughput", readonly(pt))
 
     # ------------------------------------------------------------------ derived views
     @property
@@ -257,7 +263,7 @@ class RoundProblem:
     @property
     def num_pairs(self) -> int:
         """Number of co-location candidates ``P`` (pair x type entries)."""
-        return len(self.pair_gpu)  # type: ignore[arg-type]
+        return len(self.pair_gpu)
 
     @property
     def total_gpus(self) -> int:
@@ -271,14 +277,28 @@ class RoundProblem:
 
     @property
     def normalized_weight(self) -> np.ndarray:
-        """Weights normalised to mean 1 over the round's jobs."""
+        """Weights normalised to mean 1 over the round's jobs (right even when their sum overflows).
+
+        Examples
+        --------
+        >>> p = RoundProblem(gpu_types=("A",), capacity=np.array([1]), job_ids=("a", "b"),
+        ...                  scale=np.array([1, 1]), throughput=np.ones((2, 1)), weight=np.array([3e307, 1e308]))
+        >>> p.normalized_weight.round(6).tolist()
+        [0.461538, 1.538462]
+        """
         w = self.weight
-        return w / w.mean() if len(w) else w  # type: ignore[union-attr]
+        if not len(w):
+            return w
+        top = float(w.max())
+        if top * len(w) < np.finfo(np.float64).max:  # the sum cannot overflow
+            return w / w.mean()
+        w = w / top
+        return w / w.mean()
 
     @property
     def need(self) -> np.ndarray:
         """``need_j = (1 - epsilon) + D_j``: progress a job must get to have no shortfall."""
-        return (1.0 - self.epsilon) + self.deficit  # type: ignore[operator]
+        return (1.0 - self.epsilon) + self.deficit
 
     def job_index(self, job_id: str) -> int:
         """Row of ``job_id``; raises ``KeyError`` if unknown."""
@@ -286,11 +306,9 @@ class RoundProblem:
 
     def replace(self, **changes: Any) -> RoundProblem:
         """A copy with some fields replaced (validated again)."""
-        fields = {f: getattr(self, f) for f in (
-            "gpu_types", "capacity", "job_ids", "scale", "throughput", "weight", "deficit", "pair_jobs",
-            "pair_gpu", "pair_throughput", "epsilon", "fairness_weight")}
-        fields.update(changes)
-        return RoundProblem(**fields)
+        args = {f.name: getattr(self, f.name) for f in fields(self) if f.init}
+        args.update(changes)
+        return RoundProblem(**args)
 
     def take_jobs(self, rows: Sequence[int] | np.ndarray) -> RoundProblem:
         """The sub-round of the jobs in ``rows`` (in that order), with the pairs among them."""
@@ -300,175 +318,53 @@ class RoundProblem:
         pj = new[self.pair_jobs] if self.num_pairs else self.pair_jobs
         keep = (pj >= 0).all(axis=1) if self.num_pairs else np.zeros(0, bool)
         return self.replace(job_ids=tuple(self.job_ids[i] for i in rows), scale=self.scale[rows],
-                            throughput=self.throughput[rows], weight=self.weight[rows],  # type: ignore[index]
-                            deficit=self.deficit[rows], pair_jobs=pj[keep],  # type: ignore[index]
-                            pair_gpu=self.pair_gpu[keep], pair_throughput=self.pair_throughput[keep])  # type: ignore[index]
+                            throughput=self.throughput[rows], weight=self.weight[rows],
+                            deficit=self.deficit[rows], pair_jobs=pj[keep], pair_gpu=self.pair_gpu[keep],
+                            pair_throughput=self.pair_throughput[keep])
 
-    # ------------------------------------------------------------------ documents
+    # ------------------------------------------------------------------ documents (fairshare.documents)
     @classmethod
     def from_json(cls, text: str | bytes) -> RoundProblem:
-        """Parse and validate a round document given as JSON text (spec section 6)."""
-        try:
-            doc = json.loads(text, object_pairs_hook=_no_duplicate_keys)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError("document", _clip(text), f"not valid JSON ({exc})") from None
-        return cls.from_dict(doc)
+        """Parse and validate a round document given as JSON text (spec section 6).
+
+        The text is read by :func:`fairshare.documents.read_json` (UTF-8, size and nesting limits).
+        """
+        from fairshare.documents import round_problem_from_json
+
+        return round_problem_from_json(text)
 
     @classmethod
     def from_dict(cls, doc: Any) -> RoundProblem:
         """Validate a round document (already parsed) and build the problem.
+
+        Numbers may be Python or numpy ints and floats.
 
         Raises
         ------
         InvalidInputError
             For every invalid input listed in spec section 6, naming the field and the value.
         """
-        if not isinstance(doc, Mapping):
-            raise InvalidInputError("document", _clip(doc), "must be a JSON object")
-        _no_unknown(doc, _TOP_KEYS, "")
-        for key in ("gpus", "jobs"):
-            if key not in doc:
-                raise InvalidInputError(key, None, "missing")
-        gpus = doc["gpus"]
-        if not isinstance(gpus, Mapping):
-            raise InvalidInputError("gpus", _clip(gpus), "must be an object of GPU type -> number of GPUs")
-        for g, c in gpus.items():
-            if not (_is_int(c) and c >= 0):
-                raise InvalidInputError(f"gpus.{g}", c, "must be a non-negative integer")
-            if c > _MAX_COUNT:
-                raise InvalidInputError(f"gpus.{g}", c, f"more GPUs than fairshare supports ({_MAX_COUNT})")
-        gpu_types = tuple(str(g) for g in gpus)
-        gidx = {g: i for i, g in enumerate(gpu_types)}
-        capacity = np.array([int(gpus[g]) for g in gpu_types], dtype=np.int64)
-        if capacity.sum() <= 0:
-            raise InvalidInputError("gpus", dict(gpus), "the cluster has no GPU")
+        from fairshare.documents import round_problem_from_dict
 
-        jobs = doc["jobs"]
-        if not isinstance(jobs, list):
-            raise InvalidInputError("jobs", _clip(jobs), "must be a list of job objects")
-        N, G = len(jobs), len(gpu_types)
-        ids: list[str] = []
-        seen: set[str] = set()
-        scale = np.empty(N, np.int64)
-        weight = np.ones(N)
-        deficit = np.zeros(N)
-        T = np.zeros((N, G))
-        for i, job in enumerate(jobs):
-            where = f"jobs[{i}]"
-            if not isinstance(job, Mapping):
-                raise InvalidInputError(where, _clip(job), "must be an object")
-            _no_unknown(job, _JOB_KEYS, where + ".")
-            jid = job.get("id")
-            if jid is None:
-                raise InvalidInputError(f"{where}.id", None, "missing")
-            if not isinstance(jid, str) or not jid:
-                raise InvalidInputError(f"{where}.id", jid, "must be a non-empty string")
-            if jid in seen:
-                raise InvalidInputError(f"{where}.id", jid, "duplicate job id")
-            seen.add(jid)
-            ids.append(jid)
-            s = job.get("scale", None)
-            if not (_is_int(s) and s >= 1):
-                raise InvalidInputError(f"{where}.scale", s, "must be a positive integer")
-            if s > _MAX_COUNT:
-                raise InvalidInputError(where, jid, f"the job can run nowhere (scale {s} exceeds every GPU count)")
-            scale[i] = int(s)
-            w = job.get("weight", 1.0)
-            if not (_is_number(w) and math.isfinite(w) and w > 0):
-                raise InvalidInputError(f"{where}.weight", w, "must be finite and > 0")
-            weight[i] = w
-            d = job.get("deficit", 0.0)
-            if not (_is_number(d) and math.isfinite(d) and d >= 0):
-                raise InvalidInputError(f"{where}.deficit", d, "must be finite and >= 0")
-            deficit[i] = d
-            tp = job.get("throughput")
-            if not isinstance(tp, Mapping):
-                raise InvalidInputError(f"{where}.throughput", _clip(tp), "must be an object of GPU type -> "
-                                        "throughput")
-            for g, v in tp.items():
-                if g not in gidx:
-                    raise InvalidInputError(f"{where}.throughput.{g}", v, f"GPU type {g!r} is not in `gpus`")
-                if not (_is_number(v) and math.isfinite(v) and v >= 0):
-                    raise InvalidInputError(f"{where}.throughput.{g}", v, "must be finite and >= 0")
-                T[i, gidx[g]] = v
-            if not any(T[i, gidx[g]] > 0 and scale[i] <= capacity[gidx[g]] for g in tp):
-                raise InvalidInputError(where, jid, "the job can run nowhere (throughput 0 or missing on every "
-                                        "type, or fewer GPUs than its scale)")
-
-        coloc = doc.get("colocation", [])
-        if not isinstance(coloc, list):
-            raise InvalidInputError("colocation", _clip(coloc), "must be a list")
-        P = len(coloc)
-        jidx = {jid: i for i, jid in enumerate(ids)}
-        pj = np.empty((P, 2), np.int64)
-        pg = np.empty(P, np.int64)
-        pt = np.empty((P, 2))
-        for p, entry in enumerate(coloc):
-            where = f"colocation[{p}]"
-            if not isinstance(entry, Mapping):
-                raise InvalidInputError(where, _clip(entry), "must be an object")
-            _no_unknown(entry, _PAIR_KEYS, where + ".")
-            for key in _PAIR_KEYS:
-                if key not in entry:
-                    raise InvalidInputError(f"{where}.{key}", None, "missing")
-            pair = entry["jobs"]
-            if not (isinstance(pair, list) and len(pair) == 2):
-                raise InvalidInputError(f"{where}.jobs", _clip(pair), "must be a list of two job ids")
-            for k, jid in enumerate(pair):
-                if not isinstance(jid, str) or jid not in jidx:
-                    raise InvalidInputError(f"{where}.jobs", pair, f"unknown job {jid!r}")
-                pj[p, k] = jidx[jid]
-            g = entry["gpu"]
-            if not isinstance(g, str) or g not in gidx:
-                raise InvalidInputError(f"{where}.gpu", g, "GPU type is not in `gpus`")
-            pg[p] = gidx[g]
-            tp = entry["throughput"]
-            if not (isinstance(tp, list) and len(tp) == 2
-                    and all(_is_number(v) and math.isfinite(v) and v >= 0 for v in tp)):
-                raise InvalidInputError(f"{where}.throughput", _clip(tp),
-                                        "must be two finite non-negative numbers")
-            pt[p] = tp
-
-        return cls(gpu_types=gpu_types, capacity=capacity, job_ids=tuple(ids), scale=scale, throughput=T,
-                   weight=weight, deficit=deficit, pair_jobs=pj, pair_gpu=pg, pair_throughput=pt,
-                   epsilon=doc.get("epsilon", 0.0), fairness_weight=doc.get("fairness_weight", 100.0))
+        return round_problem_from_dict(doc)
 
     def to_dict(self) -> dict[str, Any]:
         """The round document of this problem (spec section 6); ``from_dict(p.to_dict())`` round-trips."""
-        G = self.gpu_types
-        jobs = []
-        for i, jid in enumerate(self.job_ids):
-            jobs.append({"id": jid, "scale": int(self.scale[i]), "weight": float(self.weight[i]),  # type: ignore[index]
-                         "deficit": float(self.deficit[i]),  # type: ignore[index]
-                         "throughput": {G[g]: float(self.throughput[i, g]) for g in range(len(G))
-                                        if self.throughput[i, g] > 0}})
-        coloc = [{"jobs": [self.job_ids[a], self.job_ids[b]], "gpu": G[g], "throughput": [float(x), float(y)]}
-                 for (a, b), g, (x, y) in zip(self.pair_jobs.tolist(), self.pair_gpu.tolist(),  # type: ignore[union-attr]
-                                              self.pair_throughput.tolist())]  # type: ignore[union-attr]
-        return {"gpus": {g: int(c) for g, c in zip(G, self.capacity.tolist())}, "jobs": jobs,
-                "colocation": coloc, "epsilon": self.epsilon, "fairness_weight": self.fairness_weight}
+        from fairshare.documents import round_problem_to_dict
+
+        return round_problem_to_dict(self)
 
     def to_json(self, **kwargs: Any) -> str:
         """JSON text of :meth:`to_dict`."""
         return json.dumps(self.to_dict(), **kwargs)
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise InvalidInputError(key, value, "duplicate key in a JSON object (nothing is silently dropped)")
-        out[key] = value
-    return out
+def _job_field(name: str) -> Callable[[tuple[int, ...]], str]:
+    """Field namer for :func:`check_array` on a per-job array: ``jobs[3].weight``."""
+    return lambda i: f"jobs[{i[0]}].{name}"
 
 
-def _no_unknown(obj: Mapping[str, Any], allowed: set[str], prefix: str) -> None:
-    for key in obj:
-        if key not in allowed:
-            raise InvalidInputError(f"{prefix}{key}", _clip(obj[key]),
-                                    f"unknown key (allowed: {', '.join(sorted(allowed))})")
-
-
-def _clip(value: object, limit: int = 80) -> object:
-    text = repr(value)
-    return value if len(text) <= limit else text[: limit - 3] + "..."
+def _first(bad: npt.ArrayLike) -> int | None:
+    """Index of the first true entry of a 1-d mask, or None."""
+    bad = np.asarray(bad)
+    return int(np.argmax(bad)) if bad.any() else None

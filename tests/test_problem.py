@@ -432,3 +432,154 @@ def test_replace_validates_again():
     with pytest.raises(InvalidInputError, match=r"`epsilon` = 1\.0"):
         p.replace(epsilon=1.0)
     assert math.isclose(RoundProblem.from_dict(base()).epsilon, 0.1)
+
+
+# ---------------------------------------------------------------- numpy scalars, bools and huge numbers
+def test_numpy_scalars_are_numbers():
+    doc = base()
+    doc["gpus"]["K80"] = np.int64(2)
+    doc["jobs"][1]["scale"] = np.int32(1)
+    doc["jobs"][1]["weight"] = np.float32(2.5)
+    doc["jobs"][1]["deficit"] = np.float64(0.25)
+    doc["jobs"][1]["throughput"]["K80"] = np.float32(17.5)
+    doc["colocation"][0]["throughput"] = [np.float64(15.2), np.int64(41)]
+    doc["epsilon"], doc["fairness_weight"] = np.float64(0.1), np.int64(10)
+    p = RoundProblem.from_dict(doc)
+    assert p.capacity.tolist() == [2, 2, 2] and p.scale[1] == 1
+    assert (p.weight[1], p.deficit[1], p.throughput[1, 2]) == (2.5, 0.25, 17.5)
+    assert p.pair_throughput.tolist() == [[15.2, 41.0]]
+    assert (p.epsilon, p.fairness_weight) == (0.1, 10.0)
+    assert type(p.epsilon) is float and type(p.fairness_weight) is float
+
+
+@pytest.mark.parametrize(("mutate", "match"), [
+    (setting(("gpus", "K80"), np.bool_(True)), r"`gpus\.K80` = np\.True_: must be a non-negative integer"),
+    (setting(("jobs", 1, "scale"), np.bool_(True)), r"`jobs\[1\]\.scale` = np\.True_: must be a positive integer"),
+    (setting(("jobs", 1, "weight"), np.bool_(True)), r"`jobs\[1\]\.weight` = np\.True_: must be finite and > 0"),
+    (setting(("jobs", 1, "deficit"), False), r"`jobs\[1\]\.deficit` = False: must be finite and >= 0"),
+    (setting(("jobs", 1, "throughput", "K80"), True), r"`jobs\[1\]\.throughput\.K80` = True: must be finite"),
+    (setting(("jobs", 1, "weight"), np.float64("nan")), r"`jobs\[1\]\.weight` = np\.float64\(nan\): must be"),
+    (setting(("jobs", 1, "deficit"), "0.5"), r"`jobs\[1\]\.deficit` = '0\.5': must be finite and >= 0"),
+    (setting(("jobs", 1, "scale"), None), r"`jobs\[1\]\.scale` = None: must be a positive integer"),
+    (setting(("jobs", 1, "weight"), 10**400), r"`jobs\[1\]\.weight` = '1000.*\.\.\.': must be finite and > 0"),
+    (setting(("jobs", 1, "throughput", "K80"), -(10**400)), r"`jobs\[1\]\.throughput\.K80` = '-1000.*: must be"),
+    (setting(PAIR + ("throughput",), [15.2, 10**400]), r"`colocation\[0\]\.throughput` = '\[15\.2, 1000.*: must"),
+    (setting(("gpus", "K80"), 10**400), r"`gpus\.K80` = '1000.*: more GPUs than fairshare supports"),
+    (setting(("jobs", 1, "scale"), 10**400), r"`jobs\[1\]\.scale` = '1000.*: larger than any GPU count"),
+])
+def test_bools_strings_and_huge_ints_are_rejected_with_the_field(mutate, match):
+    with pytest.raises(InvalidInputError, match=match):
+        RoundProblem.from_dict(mutate(base()))
+
+
+# ---------------------------------------------------------------- supported ranges (HiGHS's limits)
+@pytest.mark.parametrize(("mutate", "match"), [
+    (setting(("gpus", "K80"), 2**31 + 1), r"`gpus\.K80` = 2147483649: more GPUs than fairshare supports"),
+    (setting(("gpus", "K80"), 2**53 + 1), r"`gpus\.K80` = 9007199254740993: more GPUs than fairshare supports"),
+    (setting(("gpus", "K80"), 2.0**60), r"`gpus\.K80` = 1\.152921504606847e\+18: more GPUs"),
+    (setting(("jobs", 1, "scale"), 2**31 + 1), r"`jobs\[1\]\.scale` = 2147483649: larger than any GPU count"),
+    (setting(("jobs", 1, "throughput", "K80"), 1.5e12), r"`jobs\[1\]\.throughput\.K80` = 1500000000000\.0: larger "
+     r"than fairshare supports \(at most 1e12"),
+    (setting(("jobs", 1, "deficit"), 2e12), r"`jobs\[1\]\.deficit` = 2000000000000\.0: larger than fairshare"),
+    (setting(("fairness_weight",), 1e13), r"`fairness_weight` = 10000000000000\.0: larger than fairshare"),
+    (setting(PAIR + ("throughput",), [1.0, 1e16]), r"`colocation\[0\]\.throughput` = \[1\.0, 1e\+16\]: larger than"),
+    (setting(("jobs", 1, "weight"), 1e13), r"`jobs\[1\]\.weight` = 10000000000000\.0: more than 1e12 times the "
+     r"smallest weight \(1\.0 of jobs\[0\]\)"),
+    (setting(("jobs", 1, "weight"), 1e-13), r"`jobs\[0\]\.weight` = 1\.0: more than 1e12 times the smallest weight "
+     r"\(1e-13 of jobs\[1\]\)"),
+])
+def test_values_beyond_the_supported_range_are_rejected(mutate, match):
+    with pytest.raises(InvalidInputError, match=match):
+        RoundProblem.from_dict(mutate(base()))
+
+
+def test_values_at_the_supported_limits_are_valid():
+    doc = base()
+    doc["gpus"]["K80"] = 2**31
+    doc["jobs"][1]["throughput"]["K80"] = 1e12
+    doc["jobs"][1]["deficit"] = 1e12
+    doc["jobs"][1]["weight"] = 1e12  # the others are 1: a ratio of exactly 1e12
+    doc["fairness_weight"] = 1e12
+    p = RoundProblem.from_dict(doc)
+    assert p.capacity[2] == 2**31 and p.capacity.dtype == np.int64
+    assert p.total_gpus == 2**31 + 4
+
+
+def test_many_huge_gpu_types_give_a_clear_error_not_no_gpu():
+    doc = {"gpus": {f"T{i}": 2**53 for i in range(1024)}, "jobs": []}
+    with pytest.raises(InvalidInputError, match=r"`gpus\.T0` = 9007199254740992: more GPUs than fairshare supports"):
+        RoundProblem.from_dict(doc)
+    p = RoundProblem.from_dict({"gpus": {f"T{i}": 2**31 for i in range(1024)}, "jobs": []})
+    assert p.total_gpus == 1024 * 2**31  # no int64 overflow at the limit
+
+
+def test_the_array_constructor_checks_the_same_ranges():
+    with pytest.raises(InvalidInputError, match=r"`gpus\.A` = 4294967296: more GPUs"):
+        RoundProblem(**_arrays(capacity=np.array([2**32, 1])))
+    with pytest.raises(InvalidInputError, match=r"`jobs\[2\]\.throughput\.A` = 2e\+16: larger than"):
+        RoundProblem(**_arrays(throughput=np.array([[1.0, 2.0], [3.0, 0.0], [2e16, 0.0]])))
+    with pytest.raises(InvalidInputError, match=r"^`jobs\[1\]\.weight` = 1\.0: more than 1e12 "
+                       r"times the smallest weight \(1e-20 of jobs\[0\]\)$"):
+        RoundProblem(**_arrays(weight=np.array([1e-20, 1.0, 1.0])))
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize(("weights", "expected"), [
+    ([1e308, 1e308, 1e308, 1e308], [1.0, 1.0, 1.0, 1.0]),
+    ([1e308, 5e307, 1e308, 5e307], [4 / 3, 2 / 3, 4 / 3, 2 / 3]),
+    ([1.7e308, 1.7e308, 1.7e308, 1.7e308 / 1e12], [4 / (3 + 1e-12)] * 3 + [4e-12 / (3 + 1e-12)]),
+])
+def test_normalized_weight_has_mean_one_even_when_the_sum_overflows(weights, expected):
+    doc = base()
+    for job, w in zip(doc["jobs"], weights):
+        job["weight"] = w
+    nw = RoundProblem.from_dict(doc).normalized_weight
+    assert np.all(np.isfinite(nw))
+    assert nw == pytest.approx(expected, rel=1e-12)
+    assert nw.mean() == pytest.approx(1.0, rel=1e-12)
+
+
+def test_normalized_weight_is_unchanged_for_ordinary_weights():
+    w = np.array([0.3, 1.7, 2.0, 11.0])
+    p = RoundProblem(**_arrays(job_ids=("a", "b", "c", "d"), scale=np.array([1, 1, 1, 1]),
+                               throughput=np.ones((4, 2)), weight=w))
+    assert np.array_equal(p.normalized_weight, w / w.mean())  # bit for bit: no change to solved numbers
+
+
+# ---------------------------------------------------------------- plain array fields and replace()
+def test_omitted_optional_arrays_get_read_only_defaults():
+    p = RoundProblem(gpu_types=("A",), capacity=np.array([2]), job_ids=("x", "y"), scale=np.array([1, 2]),
+                     throughput=np.array([[1.0], [2.0]]))
+    assert p.weight.tolist() == [1.0, 1.0] and p.deficit.tolist() == [0.0, 0.0]
+    assert p.pair_jobs.shape == (0, 2) and p.pair_gpu.shape == (0,) and p.pair_throughput.shape == (0, 2)
+    assert p.pair_jobs.dtype == np.int64 and p.pair_throughput.dtype == np.float64
+    for a in (p.weight, p.deficit, p.pair_jobs, p.pair_gpu, p.pair_throughput):
+        assert isinstance(a, np.ndarray) and not a.flags.writeable
+    assert (p.epsilon, p.fairness_weight) == (0.0, 100.0)
+
+
+def test_replace_keeps_every_field_it_is_not_given():
+    p = RoundProblem.from_dict(base())
+    q = p.replace()
+    _same_problem(p, q)
+    assert q.job_index("lm-2") == 1
+    r = p.replace(fairness_weight=7.0, deficit=np.zeros(4))
+    assert r.fairness_weight == 7.0 and r.deficit.tolist() == [0.0] * 4
+    assert r.epsilon == p.epsilon and np.array_equal(r.pair_throughput, p.pair_throughput)
+    with pytest.raises(TypeError):
+        p.replace(_job_index={})
+
+
+def test_problem_is_frozen():
+    p = RoundProblem.from_dict(base())
+    with pytest.raises(AttributeError):
+        p.epsilon = 0.5  # type: ignore[misc]
+
+
+def test_problem_pickles():
+    import pickle
+
+    p = RoundProblem.from_dict(base())
+    q = pickle.loads(pickle.dumps(p))
+    _same_problem(p, q)
+    assert q.job_index("resnet50-4") == 3
