@@ -53,6 +53,7 @@ class Placement:
     share: float = 1.0
 
     def to_dict(self) -> dict[str, Any]:
+        """The placement's entry of the round output document."""
         return {"jobs": list(self.jobs), "gpu": self.gpu, "gpus": self.gpus, "share": self.share}
 
 
@@ -195,6 +196,7 @@ class Allocation:
         return out
 
     def to_json(self, **kwargs: Any) -> str:
+        """:meth:`to_dict` as JSON text (indented by 2 unless ``indent`` is given)."""
         kwargs.setdefault("indent", 2)
         return json.dumps(self.to_dict(), **kwargs)
 
@@ -211,7 +213,8 @@ class Allocation:
                    for p in doc["placements"]]
         job_gpu, partner = _job_arrays(len(ids), members, None)
         return cls(
-            status=Status(doc["status"]), mode=doc.get("mode"), policy=doc.get("policy"), objective=_float(doc["objective"]),
+            status=Status(doc["status"]), mode=doc.get("mode"), policy=doc.get("policy"),
+            objective=_float(doc["objective"]),
             efficiency=doc["efficiency"], utilization=doc["utilization"], shortfall=doc["shortfall"],
             mip_gap=doc.get("mip_gap"), bound=doc.get("bound"), obj_null=doc.get("obj_null", float("nan")),
             relaxation=doc.get("relaxation"), build_seconds=doc.get("build_seconds", 0.0),

@@ -1,19 +1,19 @@
-"""Fair share: the spatial part of spatiotemporal fairness (spec section 2).
+r"""Fair share: the spatial part of spatiotemporal fairness (spec section 2).
 
 Entitlement by weighted water-filling, capped by the gang size:
 
 .. math::
 
-    e_j = \\min(s_j, \\theta w_j), \\qquad \\sum_j e_j = \\min(C', \\textstyle\\sum_j s_j),
+    e_j = \min(s_j, \theta w_j), \qquad \sum_j e_j = \min(C', \textstyle\sum_j s_j),
 
 where :math:`G'` is the set of types on which at least one active job can run and
-:math:`C' = \\sum_{g \\in G'} C_g`. The fair allocation spreads the entitlement over :math:`G'` in
+:math:`C' = \sum_{g \in G'} C_g`. The fair allocation spreads the entitlement over :math:`G'` in
 proportion to capacity, as time fractions of the gang, :math:`x^{fair}_{jg} = (e_j / s_j)(C_g / C')`, and
-the fair throughput is :math:`T^{fair}_j = \\sum_g T_{jg} x^{fair}_{jg}` (types where ``j`` cannot run give 0).
+the fair throughput is :math:`T^{fair}_j = \sum_g T_{jg} x^{fair}_{jg}` (types where ``j`` cannot run give 0).
 
 The fair allocation is feasible for the relaxed round problem: every type receives
-:math:`\\sum_j s_j x^{fair}_{jg} = (C_g / C') \\sum_j e_j \\le C_g` and every job
-:math:`\\sum_g x^{fair}_{jg} = e_j / s_j \\le 1`.
+:math:`\sum_j s_j x^{fair}_{jg} = (C_g / C') \sum_j e_j \le C_g` and every job
+:math:`\sum_g x^{fair}_{jg} = e_j / s_j \le 1`.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def fair_share(problem: RoundProblem) -> FairShare:
     ([0.6667, 0.6667, 0.6667], [1.0, 1.3333, 1.3333])
     """
     runnable = problem.runnable
-    usable = runnable.any(axis=0)
+    usable: np.ndarray = np.asarray(runnable.any(axis=0))
     cap = problem.capacity.astype(np.float64)
     c_prime = float(cap[usable].sum())
     N = problem.num_jobs

@@ -62,10 +62,12 @@ class Columns:
 
     @property
     def num(self) -> int:
+        """Number of columns ``M``."""
         return len(self.gpu)
 
     @property
     def is_pair(self) -> np.ndarray:
+        """Boolean (M,): the column is a co-location pair."""
         return self.job_b >= 0
 
 

@@ -37,7 +37,7 @@ def placement_violations(model: RoundModel, x: np.ndarray, *, integral: bool = T
     for j in np.flatnonzero(per_job > 1 + tol)[:3]:
         out.append(f"job {p.job_ids[j]!r} is in {per_job[j]:g} placements")
     used = np.bincount(c.gpu, weights=c.size * x, minlength=len(p.capacity))
-    for g in np.flatnonzero(used > p.capacity + tol):
+    for g in np.flatnonzero(used > p.capacity + tol).tolist():
         out.append(f"type {p.gpu_types[g]!r}: {used[g]:g} GPUs used of {p.capacity[g]}")
     return out
 
@@ -90,9 +90,9 @@ def allocation_violations(problem: RoundProblem, allocation: Allocation, *, tol:
                 tau[members[1]] += pl.share * pairs[key][1]
         else:
             out.append(f"placement of {len(members)} jobs: {pl.jobs}")
-    for g in np.flatnonzero(used > p.capacity + tol):
-        out.append(f"type {p.gpu_types[g]!r}: {used[g]:g} GPUs used of {p.capacity[g]}")
-    for j in np.flatnonzero(share > 1 + tol):
+    for t in np.flatnonzero(used > p.capacity + tol).tolist():
+        out.append(f"type {p.gpu_types[t]!r}: {used[t]:g} GPUs used of {p.capacity[t]}")
+    for j in np.flatnonzero(share > 1 + tol).tolist():
         out.append(f"job {p.job_ids[j]!r} placed {share[j]:g} times")
     if not np.allclose(tau, allocation.throughput, rtol=1e-7, atol=1e-9):
         out.append("reported throughputs do not match the placements")

@@ -32,8 +32,11 @@ def lp_algorithm(model: RoundModel, lp: LinearProgram, opts: SolveOptions) -> st
 
 
 def solve_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions) -> SolverOutcome:
-    """Solve ``lp`` to optimality; anything else is a :class:`~fairshare.errors.SolverError` (a valid round's
-    relaxation is always feasible and bounded)."""
+    """Solve ``lp`` to optimality, or raise.
+
+    Anything but an optimal solution raises :class:`~fairshare.errors.SolverError`: a valid round's relaxation
+    is always feasible and bounded.
+    """
     out = solve_lp(lp, integer=False, threads=opts.threads, seed=opts.seed,
                    lp_algorithm=lp_algorithm(model, lp, opts), verbose=opts.verbose)
     if not out.optimal or out.x is None:
@@ -59,5 +62,6 @@ def solve(model: RoundModel, opts: SolveOptions) -> Solved:
     t1 = time.perf_counter()
     out = solve_relaxation(model, lp, opts)
     offset = 0.0 if section3 else model.obj_null
+    assert out.x is not None  # solve_relaxation raises otherwise
     return Solved(out.x[: lp.num_placement_cols], Status.OPTIMAL, 0.0, out.bound + offset, out.message,
                   opts.relaxation, build_s, time.perf_counter() - t1)

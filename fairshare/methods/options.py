@@ -130,8 +130,11 @@ class SolveOptions:
         return replace(base, **_known(overrides)) if overrides else base
 
     def for_mode(self, mode: str) -> SolveOptions:
-        """These options, checked against ``mode``: an option away from its default that does not apply to
-        ``mode`` (or to the chosen backend) raises :class:`~fairshare.errors.InvalidInputError`."""
+        """These options, checked against ``mode``.
+
+        An option away from its default that does not apply to ``mode`` (or to the chosen backend) raises
+        :class:`~fairshare.errors.InvalidInputError` naming the option.
+        """
         mode = Mode(mode).value
         default = _DEFAULT
         for name, modes in APPLIES_TO.items():

@@ -216,7 +216,7 @@ def polish(
     z_inc = float(model.value @ incumbent)
     slack = z_lp - z_inc
     tol = 1e-9 * max(1.0, abs(z_lp))
-    if slack <= gap * max(abs(z_lp), 1e-12) or seconds <= 0 or relaxed.col_dual is None:
+    if slack <= gap * max(abs(z_lp), 1e-12) or seconds <= 0 or relaxed.col_dual is None or relaxed.x is None:
         return Polished(incumbent, z_lp, slack <= tol)
     x_lp = relaxed.x
     d = relaxed.col_dual

@@ -48,9 +48,11 @@ _BANNER = {"silenced": False}
 
 
 def _new_highs() -> highspy.Highs:
-    """A solver object. HiGHS prints a copyright banner on stdout when the first one of a process is made,
-    before any option can be set; a library must not print, so that first one is made with stdout
-    redirected to the null device."""
+    """A new HiGHS solver object, made silently.
+
+    HiGHS prints a copyright banner on stdout when the first one of a process is made, before any option can
+    be set; a library must not print, so that first one is made with stdout redirected to the null device.
+    """
     if _BANNER["silenced"]:
         return highspy.Highs()
     _BANNER["silenced"] = True
@@ -84,8 +86,9 @@ def solve_highs(
     allow_infeasible: bool = False,
     extra_options: dict[str, Any] | None = None,
 ) -> SolverOutcome:
-    """Solve ``lp`` (maximisation) with HiGHS, as an LP or, with ``integer=True``, a MILP whose placement
-    columns (the first ``lp.num_placement_cols``) are integer.
+    """Solve ``lp`` (maximisation) with HiGHS, as an LP or as a MILP.
+
+    With ``integer=True`` the placement columns (the first ``lp.num_placement_cols``) are integer.
 
     Parameters
     ----------
