@@ -13,18 +13,17 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fairshare.metrics import RunMetrics
+from fairshare.sim.metrics import METRIC_COLUMNS, MetricColumn, RunMetrics
 
 __all__ = ["METRICS", "Agg", "Column", "aggregate", "config_arguments", "log", "plot_vs_load", "resolve_config",
            "write_dict_csv", "write_run_csv", "write_tables"]
 
-_H = 3600.0
 _T0 = time.perf_counter()
 
 
@@ -33,17 +32,20 @@ def log(msg: str) -> None:
     print(f"[{time.perf_counter() - _T0:7.1f} s] {msg}", file=sys.stderr, flush=True)
 
 
-#: (csv name, markdown header, value of a RunMetrics, markdown format)
-METRICS: tuple[tuple[str, str, Callable[[RunMetrics], float], str], ...] = (
-    ("mean_jct_h", "mean JCT (h)", lambda m: m.mean_jct / _H, ".2f"),
-    ("p99_jct_h", "p99 JCT (h)", lambda m: m.p99_jct / _H, ".1f"),
-    ("makespan_h", "makespan (h)", lambda m: m.makespan / _H, ".1f"),
-    ("unfair_fraction", "unfair (rho>1.05)", lambda m: m.unfair_fraction, ".3f"),
-    ("max_rho", "max rho", lambda m: m.max_rho, ".2f"),
-    ("jain", "Jain", lambda m: m.jain, ".3f"),
-    ("efficiency", "E/C", lambda m: m.efficiency, ".3f"),
-    ("utilization", "utilisation", lambda m: m.utilization, ".3f"),
-    ("solver_ms", "solver/round (ms)", lambda m: m.mean_solver_seconds * 1e3, ".1f"),
+_LIBRARY = {c.name: c for c in METRIC_COLUMNS}
+
+#: The metrics of the sweep tables: columns of :data:`fairshare.sim.metrics.METRIC_COLUMNS`, with one decimal
+#: for long times and the mean solver time per round as ``solver_ms``.
+METRICS: tuple[MetricColumn, ...] = (
+    _LIBRARY["mean_jct_h"],
+    replace(_LIBRARY["p99_jct_h"], spec=".1f"),
+    replace(_LIBRARY["makespan_h"], spec=".1f"),
+    _LIBRARY["unfair_fraction"],
+    _LIBRARY["max_rho"],
+    _LIBRARY["jain"],
+    _LIBRARY["utilization"],
+    _LIBRARY["gpu_busy_fraction"],
+    replace(_LIBRARY["mean_solver_ms"], name="solver_ms", header="solver/round (ms)", spec=".1f"),
 )
 
 
@@ -76,7 +78,7 @@ class Agg:
 
 def aggregate(metrics: Sequence[RunMetrics]) -> dict[str, Agg]:
     """Every metric of :data:`METRICS` aggregated over the runs (one per seed)."""
-    return {name: Agg.of([get(m) for m in metrics]) for name, _, get, _ in METRICS}
+    return {c.name: Agg.of([c.value(m) for m in metrics]) for c in METRICS}
 
 
 @dataclass(frozen=True)
@@ -96,12 +98,12 @@ def write_tables(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], out: Pa
     A row holds its key values (``keys``) and ``"agg"`` (the result of :func:`aggregate`). The CSV has
     ``<metric>_mean``, ``_min``, ``_max`` and ``_std`` per metric, at full precision.
     """
-    md_head = [*keys, *(h for _, h, _, _ in METRICS), *(c.header for c in extra)]
+    md_head = [*keys, *(c.header for c in METRICS), *(c.header for c in extra)]
     lines = ["| " + " | ".join(md_head) + " |",
              "|" + "|".join([":---"] * len(keys) + ["---:"] * (len(md_head) - len(keys))) + "|"]
     for r in rows:
         cells = [str(r[k]).replace("|", "\\|") for k in keys]
-        cells += [r["agg"][name].md(spec) for name, _, _, spec in METRICS]
+        cells += [r["agg"][c.name].md(c.spec) for c in METRICS]
         cells += [format(c.get(r), c.spec) if c.spec else str(c.get(r)) for c in extra]
         lines.append("| " + " | ".join(cells) + " |")
     md = "\n".join(lines) + "\n"
@@ -109,27 +111,29 @@ def write_tables(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], out: Pa
     md_path.write_text(md)
     with open(csv_path, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
-        w.writerow([*keys, *(f"{name}_{s}" for name, _, _, _ in METRICS for s in ("mean", "min", "max", "std")),
+        w.writerow([*keys, *(f"{c.name}_{s}" for c in METRICS for s in ("mean", "min", "max", "std")),
                     *(c.name for c in extra)])
         for r in rows:
             w.writerow([*(r[k] for k in keys),
-                        *(repr(getattr(r["agg"][name], s)) for name, _, _, _ in METRICS
+                        *(repr(getattr(r["agg"][c.name], s)) for c in METRICS
                           for s in ("mean", "min", "max", "std")),
                         *(c.get(r) for c in extra)])
     return md_path, csv_path, md
 
 
 def write_run_csv(path: Path, runs: Sequence[tuple[Mapping[str, Any], RunMetrics, float]]) -> Path:
-    """One CSV row per simulation: its key columns, every metric of :data:`METRICS` at full precision,
-    ``unfinished`` and ``sim_wall_s``. ``runs`` holds ``(keys, metrics, wall seconds)``; every run has the
-    same keys. Lets a reader pair policies seed by seed (same trace)."""
+    """One CSV row per simulation, to pair policies seed by seed (same trace).
+
+    Columns: its key columns, every metric of :data:`METRICS` at full precision, ``unfinished`` and
+    ``sim_wall_s``. ``runs`` holds ``(keys, metrics, wall seconds)``; every run has the same keys.
+    """
     runs = list(runs)
     keys = list(runs[0][0]) if runs else []
     with open(path, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
-        w.writerow([*keys, *(name for name, _, _, _ in METRICS), "unfinished", "sim_wall_s"])
+        w.writerow([*keys, *(c.name for c in METRICS), "unfinished", "sim_wall_s"])
         for k, m, wall in runs:
-            w.writerow([*(k[c] for c in keys), *(repr(float(get(m))) for _, _, get, _ in METRICS), m.unfinished,
+            w.writerow([*(k[c] for c in keys), *(repr(float(col.value(m))) for col in METRICS), m.unfinished,
                         repr(float(wall))])
     return path
 

@@ -14,14 +14,15 @@ epsilon (default 0) and fairness weight (100):
 * ``exact``: fairshare ``exact`` (HiGHS on the round MILP) with a per-round time limit (default 10 s); the
   table counts the rounds HiGHS proved optimal.
 
-Metrics (:mod:`fairshare.metrics`): mean, p99 JCT, finish-time-unfair fraction (rho > 1.05), max rho, Jain's
-index of normalised throughputs, mean round E/C, GPU utilisation, mean and p99 policy time per round, proven
-optimal rounds; means over seeds. The change table gives each variant minus ``full`` (relative % for times and
-rho, absolute for fractions), seed by seed on the same trace, then averaged.
+Metrics (:mod:`fairshare.sim.metrics`): mean, p99 JCT, finish-time-unfair fraction (rho > 1.05), max rho, Jain's
+index of normalised throughputs, mean round E/C (utilization), GPU busy fraction, mean and p99 policy time per
+round, proven optimal rounds; means over seeds. The change table gives each variant minus ``full`` (relative % for
+times and rho, absolute for fractions), seed by seed on the same trace, then averaged.
 
 Usage::
 
     python examples/ablations.py             # full: 200 jobs x 3 seeds x 5 variants (281 s on 2 idle cores)
+    python -m examples.ablations --quick     # the same script as a module, from the repository root
     python examples/ablations.py --quick     # 24 jobs on 8+8+8 GPUs, 1-hour rounds, 1 seed (~6 s)
     python examples/ablations.py --variants full exact --jobs 200 --seeds 0
 
@@ -36,16 +37,17 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fairshare.sim.plots import plot_jct_cdf, plot_rho_cdf
+from fairshare.sim.simulator import SimulationResult
+from fairshare.sim.sweep import RunSpec, run_sweep
 
-from _common import config_arguments, resolve_config, write_dict_csv
-
-from fairshare.plots import plot_jct_cdf, plot_rho_cdf
-from fairshare.sweep import RunSpec, run_sweep
+if __package__:  # python -m examples.ablations
+    from ._common import config_arguments, resolve_config, write_dict_csv
+else:  # python examples/ablations.py
+    from _common import config_arguments, resolve_config, write_dict_csv
 
 VARIANTS: dict[str, tuple[dict, dict]] = {  # name -> (policy_options, sim_options)
     "full": ({"mode": "fast"}, {}),
@@ -62,8 +64,8 @@ QUICK = {"jobs": 24, "jobs_per_hour": 12.0, "cluster": "V100=8,P100=8,K80=8", "s
 # (key, markdown header, format, kind of change vs full: "rel" %, "abs" difference, "" none)
 COLS = (("mean_jct_h", "mean JCT (h)", ".2f", "rel"), ("p99_jct_h", "p99 JCT (h)", ".2f", "rel"),
         ("unfair_fraction", "unfair (rho>1.05)", ".3f", "abs"), ("max_rho", "max rho", ".2f", "rel"),
-        ("jain", "Jain", ".3f", "abs"), ("efficiency", "E/C", ".3f", "abs"),
-        ("utilization", "utilisation", ".3f", "abs"), ("mean_solver_ms", "mean solver (ms)", ".1f", "rel"),
+        ("jain", "Jain", ".3f", "abs"), ("utilization", "E/C", ".3f", "abs"),
+        ("gpu_busy_fraction", "GPU busy", ".3f", "abs"), ("mean_solver_ms", "mean solver (ms)", ".1f", "rel"),
         ("p99_solver_ms", "p99 solver (ms)", ".1f", "rel"), ("optimal_rounds", "optimal rounds", ".0f", ""),
         ("active_rounds", "rounds", ".0f", ""))
 
@@ -72,12 +74,13 @@ def log(msg: str) -> None:
     print(f"[ablations] {msg}", file=sys.stderr, flush=True)
 
 
-def run_row(res, variant: str, seed: int) -> dict:  # type: ignore[no-untyped-def]
+def run_row(res: SimulationResult, variant: str, seed: int) -> dict:
     m = res.metrics()
     return {"variant": variant, "seed": seed, "jobs": m.jobs, "finished": m.finished,
             "mean_jct_h": m.mean_jct / 3600, "p99_jct_h": m.p99_jct / 3600,
             "unfair_fraction": m.unfair_fraction,
-            "max_rho": m.max_rho, "jain": m.jain, "efficiency": m.efficiency, "utilization": m.utilization,
+            "max_rho": m.max_rho, "jain": m.jain, "utilization": m.utilization,
+            "gpu_busy_fraction": m.gpu_busy_fraction,
             "mean_solver_ms": m.mean_solver_seconds * 1e3, "p99_solver_ms": m.p99_solver_seconds * 1e3,
             "optimal_rounds": m.optimal_rounds, "active_rounds": m.active_rounds, "wall_s": res.wall_seconds}
 

@@ -1,6 +1,6 @@
 """Benchmark of one scheduling round: ``fast``, ``lp`` and ``exact`` on random catalog-shaped rounds.
 
-Rounds come from :func:`fairshare.testing.rounds.random_round` (4 GPU types, gangs 1/2/4/8 with
+Rounds come from :func:`fairshare.testing.random_rounds.random_round` (4 GPU types, gangs 1/2/4/8 with
 70/10/15/5 %, about 4 co-location candidates per job, GPUs about N/2, half the jobs with carried deficits).
 Each mode is timed in-process from the round *document* (a dict: validation, model building, solve and
 rounding included), so the numbers are what a scheduler calling ``allocate(doc)`` sees. Every mode runs

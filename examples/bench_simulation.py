@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fairshare.simulator import simulate
-from fairshare.traces import generate_trace
+from fairshare.sim.simulator import simulate
+from fairshare.sim.traces import generate_trace
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,8 +51,8 @@ def main(argv: list[str] | None = None) -> int:
              (f"- policy time per round: mean {st.mean() * 1e3:.1f} ms, p50 {np.median(st) * 1e3:.1f} ms, "
              f"p99 {np.percentile(st, 99) * 1e3:.1f} ms, max {st.max() * 1e3:.1f} ms"),
              f"- active jobs per round: mean {aj.mean():.0f}, max {aj.max()}",
-             (f"- mean JCT {m.mean_jct / 3600:.2f} h, makespan {m.makespan / 3600:.1f} h, E/C {m.efficiency:.3f}, "
-             f"utilisation {m.utilization:.3f}"), "",
+             (f"- mean JCT {m.mean_jct / 3600:.2f} h, makespan {m.makespan / 3600:.1f} h, E/C {m.utilization:.3f}, "
+             f"GPU busy {m.gpu_busy_fraction:.3f}"), "",
              "| active jobs | rounds | mean policy ms |", "|---|---:|---:|"]
     for lo in range(0, int(aj.max()) + 1, 100):
         sel = (aj >= lo) & (aj < lo + 100)

@@ -14,7 +14,7 @@ GPU type, blind to throughputs), which is closer to Gavel's own agnostic baselin
 throughputs set to 1) than the Tiresias-style ``las``.
 
 Setup
-    :func:`fairshare.traces.generate_trace` with ``multi_gpu=False`` (every job on 1 GPU), Gavel's duration
+    :func:`fairshare.sim.traces.generate_trace` with ``multi_gpu=False`` (every job on 1 GPU), Gavel's duration
     distribution, models uniform over Gavel's 26 workloads, Poisson arrivals at each load, seeds 0, 1, 2,
     cluster 36 V100 + 36 P100 + 36 K80, 360-s rounds, measured catalog. By default the mean is over every
     job of a finite trace. ``--window A B`` measures Gavel's way instead: job metrics over the jobs of
@@ -49,30 +49,39 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fairshare.sim.metrics import compute_metrics
+from fairshare.sim.sweep import RunSpec, run_sweep
+from fairshare.sim.traces import generate_trace
 
-from _common import (
-    Agg,
-    Column,
-    aggregate,
-    log,
-    plot_vs_load,
-    resolve_size,
-    size_arguments,
-    write_run_csv,
-    write_tables,
-)
-
-from fairshare.metrics import compute_metrics
-from fairshare.sweep import RunSpec, run_sweep
-from fairshare.traces import generate_trace
+if __package__:  # python -m examples.gavel_crosscheck
+    from ._common import (
+        Agg,
+        Column,
+        aggregate,
+        log,
+        plot_vs_load,
+        resolve_size,
+        size_arguments,
+        write_run_csv,
+        write_tables,
+    )
+else:  # python examples/gavel_crosscheck.py
+    from _common import (
+        Agg,
+        Column,
+        aggregate,
+        log,
+        plot_vs_load,
+        resolve_size,
+        size_arguments,
+        write_run_csv,
+        write_tables,
+    )
 
 CLUSTER = "V100=36,P100=36,K80=36"
 PUBLISHED_FACTOR = 3.5

@@ -1,7 +1,7 @@
 """Main comparison: every policy on continuous Gavel-recipe traces, several loads, 3 seeds, two clusters.
 
 Setup
-    Traces from :func:`fairshare.traces.generate_trace` (Gavel's recipe: Poisson arrivals at ``load`` jobs/hour,
+    Traces from :func:`fairshare.sim.traces.generate_trace` (Gavel's recipe: Poisson arrivals at ``load`` jobs/hour,
     Gavel's duration distribution, scales 1/2/4/8 with 70/10/15/5 %, models uniform over Gavel's 26 workloads,
     work computed on the fastest of K80/P100/V100), seeds 0, 1, 2. Round length 360 s (the simulator's
     default), co-location candidates capped at 4 per job, no restart overhead.
@@ -41,31 +41,39 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fairshare.sim.catalog import load_catalog
+from fairshare.sim.metrics import compute_metrics
+from fairshare.sim.plots import plot_jct_cdf
+from fairshare.sim.records import JobRecord
+from fairshare.sim.sweep import RunSpec, run_sweep
 
-from _common import (
-    Column,
-    aggregate,
-    log,
-    plot_vs_load,
-    resolve_size,
-    size_arguments,
-    write_run_csv,
-    write_tables,
-)
-
-from fairshare.catalog import load_catalog
-from fairshare.metrics import compute_metrics
-from fairshare.plots import plot_jct_cdf
-from fairshare.records import JobRecord
-from fairshare.sweep import RunSpec, run_sweep
+if __package__:  # python -m examples.main_comparison
+    from ._common import (
+        Column,
+        aggregate,
+        log,
+        plot_vs_load,
+        resolve_size,
+        size_arguments,
+        write_run_csv,
+        write_tables,
+    )
+else:  # python examples/main_comparison.py
+    from _common import (
+        Column,
+        aggregate,
+        log,
+        plot_vs_load,
+        resolve_size,
+        size_arguments,
+        write_run_csv,
+        write_tables,
+    )
 
 BASE_CLUSTER = "V100=36,P100=36,K80=36"
 H200_CLUSTER = "V100=36,P100=36,K80=36,H200=8"

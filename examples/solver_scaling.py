@@ -1,6 +1,6 @@
 """Solver scaling: time of one scheduling round against the number of jobs, per method.
 
-Methods, each timed in-process on the same :func:`fairshare.testing.rounds.random_round` (4 GPU types, about
+Methods, each timed in-process on the same :func:`fairshare.testing.random_rounds.random_round` (4 GPU types, about
 N/2 GPUs, gangs 1/2/4/8, about 4 co-location candidates per job, half the jobs with carried deficits):
 
 ``exact``

@@ -9,13 +9,13 @@ placements) with no fairness rows at all, which is exactly the objective of the 
 
 Reported per epsilon (means over seeds; per-job distributions pooled over seeds):
 
-* ``E/C``: mean over rounds with active jobs of the round's efficiency ``E / C`` (spec section 3);
+* ``E/C`` (``utilization``): mean over rounds with active jobs of the round's ``E / C`` (spec section 3);
 * ``E/C sat.``: the same mean over *saturated* rounds only, those in which the active jobs ask for at least
   ``C`` GPUs (sum of their gangs >= C, computed from the job records). In the other rounds every job can run,
   so fairness costs nothing there; this is where the trade-off is visible;
-* utilisation (busy GPU-seconds over capacity), mean JCT (h), finish-time-unfair fraction (rho > 1.05);
+* GPU busy fraction (busy GPU-seconds over capacity), mean JCT (h), finish-time-unfair fraction (rho > 1.05);
 * the per-job long-run fair-share ratio ``n_j = (done_j / active seconds_j) / Tfair_j``
-  (:func:`fairshare.metrics.normalized_throughput`): median, p5, p95 and the fraction below 0.95.
+  (:func:`fairshare.sim.metrics.normalized_throughput`): median, p5, p95 and the fraction below 0.95.
 
 Traces: Gavel's recipe (multi-GPU scales 1/2/4/8, Gavel durations) on 36 V100 + 36 P100 + 36 K80 at 6 jobs/h,
 a load well above capacity (mean demand ~190 best-GPU-hours per hour), so most rounds are saturated.
@@ -24,6 +24,7 @@ Usage::
 
     python examples/tradeoff_epsilon.py            # full: 400 jobs x 3 seeds x 6 rows (648 s on 2 idle cores)
     python examples/tradeoff_epsilon.py --quick    # 20 jobs on 8+8+8 GPUs, 1-hour rounds, 1 seed (~4 s)
+    python -m examples.tradeoff_epsilon --quick    # the same, as a module from the repository root
     python examples/tradeoff_epsilon.py --jobs 1000 --seeds 0 1 2 --workers 2
 
 Outputs under ``--out`` (default ``docs/results/``): ``tradeoff_epsilon.md`` (tables),
@@ -41,13 +42,14 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fairshare.sim.metrics import normalized_throughput
+from fairshare.sim.simulator import SimulationResult
+from fairshare.sim.sweep import RunSpec, run_sweep
 
-from _common import config_arguments, resolve_config, write_dict_csv
-
-from fairshare.metrics import normalized_throughput
-from fairshare.simulator import SimulationResult
-from fairshare.sweep import RunSpec, run_sweep
+if __package__:  # python -m examples.tradeoff_epsilon
+    from ._common import config_arguments, resolve_config, write_dict_csv
+else:  # python examples/tradeoff_epsilon.py
+    from _common import config_arguments, resolve_config, write_dict_csv
 
 EPSILONS = (0.0, 0.05, 0.1, 0.2, 0.4)
 NO_FAIRNESS = 1.0  # the max-throughput row
@@ -74,7 +76,7 @@ def specs_for(eps: float, cluster: str, trace: dict, round_length: float) -> Run
                    sim_options={"epsilon": eps, "round_length": round_length}, label=f"eps={eps:g}")
 
 
-def saturated_efficiency(res: SimulationResult, capacity: int) -> tuple[float, float]:
+def saturated_utilization(res: SimulationResult, capacity: int) -> tuple[float, float]:
     """Mean ``E / C`` over rounds whose active jobs ask for >= ``capacity`` GPUs; share of such rounds."""
     arr = np.array([j.arrival for j in res.jobs])
     fin = np.array([j.finish for j in res.jobs])
@@ -84,19 +86,19 @@ def saturated_efficiency(res: SimulationResult, capacity: int) -> tuple[float, f
     if not rounds:
         return float("nan"), float("nan")
     start = np.array([r.start for r in rounds])
-    eff = np.array([r.efficiency for r in rounds])
+    util = np.array([r.utilization for r in rounds])
     demand = ((arr[None, :] <= start[:, None]) & (fin[None, :] > start[:, None])) @ scale
     sat = demand >= capacity
-    return (float(eff[sat].mean()) if sat.any() else float("nan")), float(sat.mean())
+    return (float(util[sat].mean()) if sat.any() else float("nan")), float(sat.mean())
 
 
 def run_row(res: SimulationResult, eps: float, seed: int, capacity: int) -> dict:
     m = res.metrics()
     ratios = normalized_throughput(res.jobs)
-    sat_eff, sat_share = saturated_efficiency(res, capacity)
+    sat_util, sat_share = saturated_utilization(res, capacity)
     return {"epsilon": eps, "label": label(eps), "policy": res.policy, "seed": seed, "jobs": m.jobs,
-            "finished": m.finished, "efficiency": m.efficiency, "efficiency_saturated": sat_eff,
-            "saturated_rounds": sat_share, "utilization": m.utilization, "mean_jct_h": m.mean_jct / 3600,
+            "finished": m.finished, "utilization": m.utilization, "utilization_saturated": sat_util,
+            "saturated_rounds": sat_share, "gpu_busy_fraction": m.gpu_busy_fraction, "mean_jct_h": m.mean_jct / 3600,
             "unfair_fraction": m.unfair_fraction, "jain": m.jain,
             "ratio_median": float(np.median(ratios)), "ratio_p5": float(np.percentile(ratios, 5)),
             "ratio_p95": float(np.percentile(ratios, 95)),
@@ -104,7 +106,7 @@ def run_row(res: SimulationResult, eps: float, seed: int, capacity: int) -> dict
             "mean_solver_ms": m.mean_solver_seconds * 1e3, "wall_s": res.wall_seconds}
 
 
-SUMMARY = ("efficiency", "efficiency_saturated", "saturated_rounds", "utilization", "mean_jct_h",
+SUMMARY = ("utilization", "utilization_saturated", "saturated_rounds", "gpu_busy_fraction", "mean_jct_h",
            "unfair_fraction", "jain", "mean_solver_ms")
 
 
@@ -123,8 +125,8 @@ def summarise(rows: list[dict], ratios: dict[float, np.ndarray]) -> list[dict]:
     return out
 
 
-COLS = (("label", "epsilon", "s"), ("efficiency", "E/C", ".3f"), ("efficiency_saturated", "E/C sat.", ".3f"),
-        ("saturated_rounds", "sat. rounds", ".2f"), ("utilization", "utilisation", ".3f"),
+COLS = (("label", "epsilon", "s"), ("utilization", "E/C", ".3f"), ("utilization_saturated", "E/C sat.", ".3f"),
+        ("saturated_rounds", "sat. rounds", ".2f"), ("gpu_busy_fraction", "GPU busy", ".3f"),
         ("mean_jct_h", "mean JCT (h)", ".2f"), ("unfair_fraction", "unfair (rho>1.05)", ".3f"),
         ("jain", "Jain", ".3f"), ("ratio_median", "ratio median", ".3f"), ("ratio_p5", "ratio p5", ".3f"),
         ("ratio_p95", "ratio p95", ".3f"), ("ratio_below_095", "ratio < 0.95", ".3f"),
@@ -150,13 +152,13 @@ def _axes(figsize: tuple[float, float] = (6.4, 4.0)):  # type: ignore[no-untyped
 
 
 def plot_efficiency(rows: list[dict], summary: list[dict], path: Path) -> None:
-    """E/C (all rounds and saturated rounds) and utilisation against epsilon; the no-fairness end at x = 1."""
+    """E/C (all rounds and saturated rounds) and GPU busy fraction against epsilon; no fairness at x = 1."""
     fig, ax = _axes()
     pos = {s["epsilon"]: i for i, s in enumerate(summary)}  # evenly spaced: 0, 0.05 and 0.1 stay readable
     xs = list(pos.values())
-    for key, name, mk in (("efficiency", "E/C, all rounds", "o"),
-                          ("efficiency_saturated", "E/C, saturated rounds", "s"),
-                          ("utilization", "GPU utilisation", "^")):
+    for key, name, mk in (("utilization", "E/C, all rounds", "o"),
+                          ("utilization_saturated", "E/C, saturated rounds", "s"),
+                          ("gpu_busy_fraction", "GPU busy fraction", "^")):
         line, = ax.plot(xs, [s[key] for s in summary], marker=mk, label=name)
         ax.scatter([pos[r["epsilon"]] for r in rows], [r[key] for r in rows], s=10, alpha=0.4,
                    color=line.get_color())

@@ -24,6 +24,10 @@ class InvalidInputError(FairshareError, ValueError):
         self.reason = reason
         super().__init__(f"`{field}` = {value!r}: {reason}")
 
+    def __reduce__(self) -> tuple[type[InvalidInputError], tuple[str, object, str]]:
+        """Pickle with the three arguments (errors raised in a worker process reach the parent intact)."""
+        return (type(self), (self.field, self.value, self.reason))
+
 
 class SolverError(FairshareError, RuntimeError):
     """The solver failed in a way that is not a status (crash, numerical trouble)."""

@@ -12,9 +12,26 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
+def _package() -> ModuleType:
+    """The ``examples`` package, imported from its directory (whatever ``sys.path`` holds)."""
+    if "examples" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("examples", EXAMPLES / "__init__.py",
+                                                      submodule_search_locations=[str(EXAMPLES)])
+        assert spec is not None and spec.loader is not None
+        pkg = importlib.util.module_from_spec(spec)
+        sys.modules["examples"] = pkg
+        spec.loader.exec_module(pkg)
+    return sys.modules["examples"]
+
+
 def load_example(name: str) -> ModuleType:
-    """``examples/<name>.py`` as a fresh module (registered in ``sys.modules`` for pickling)."""
-    spec = importlib.util.spec_from_file_location(f"_example_{name}", EXAMPLES / f"{name}.py")
+    """``examples/<name>.py`` as a fresh module ``examples.<name>``, as ``python -m examples.<name>`` runs it.
+
+    It is registered in ``sys.modules`` (for pickling), and its shared helpers come from
+    ``examples._common`` through the package.
+    """
+    _package()
+    spec = importlib.util.spec_from_file_location(f"examples.{name}", EXAMPLES / f"{name}.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod

@@ -60,7 +60,7 @@ def test_tradeoff_one_row_per_epsilon(tradeoff_out: Path) -> None:
     assert len(runs) == 6  # one seed at --quick
     # with one seed the summary is the run itself
     for s, r in zip(rows, runs, strict=True):
-        assert float(s["efficiency"]) == pytest.approx(float(r["efficiency"]))
+        assert float(s["utilization"]) == pytest.approx(float(r["utilization"]))
         assert float(s["ratio_median"]) == pytest.approx(float(r["ratio_median"]))
 
 
@@ -68,8 +68,8 @@ def test_tradeoff_invariants(tradeoff_out: Path) -> None:
     rows = {float(r["epsilon"]): {k: (float(v) if k != "label" else v) for k, v in r.items()}
             for r in read_csv(tradeoff_out / "tradeoff_epsilon.csv")}
     for eps, r in rows.items():
-        assert 0 < r["efficiency"] <= 2.0, eps  # E/C can exceed 1 only through co-location
-        assert 0 < r["utilization"] <= 1.0 + 1e-9, eps
+        assert 0 < r["utilization"] <= 2.0, eps  # E/C can exceed 1 only through co-location
+        assert 0 < r["gpu_busy_fraction"] <= 1.0 + 1e-9, eps
         assert 0 <= r["ratio_p5"] <= r["ratio_median"] <= r["ratio_p95"], eps
         assert 0 <= r["ratio_below_095"] <= 1 and 0 <= r["unfair_fraction"] <= 1, eps
         assert r["mean_jct_h"] > 0 and math.isfinite(r["mean_jct_h"]), eps
@@ -79,7 +79,7 @@ def test_tradeoff_invariants(tradeoff_out: Path) -> None:
     # max-throughput maximises E in every round it plans, so over a run it cannot be far behind fairshare.
     # It need not be ahead: the runs see different active sets (a greedy round can leave hard-to-place jobs
     # for a tail of poorly used rounds), so the mean over rounds is not monotone in epsilon.
-    assert rows[1.0]["efficiency"] >= rows[0.0]["efficiency"] - 0.05
+    assert rows[1.0]["utilization"] >= rows[0.0]["utilization"] - 0.05
 
 
 # ---------------------------------------------------------------------------------------------- ablations
@@ -112,10 +112,10 @@ def test_ablations_invariants(ablations_out: Path) -> None:
         expected = 100 * (rows[v]["mean_jct_h"] / rows["full"]["mean_jct_h"] - 1)
         assert rows[v]["d_mean_jct_pct"] == pytest.approx(expected, rel=1e-9, abs=1e-9), v
     for v, r in rows.items():
-        assert 0 < r["utilization"] <= 1.0 + 1e-9, v
+        assert 0 < r["gpu_busy_fraction"] <= 1.0 + 1e-9, v
         assert 0 <= r["unfair_fraction"] <= 1 and 0 < r["jain"] <= 1, v
         assert (r["unfair_fraction"] > 0) == (r["max_rho"] > 1.05), v  # both count rho > 1.05
     # Without co-location every placement runs alone, so E <= C in every round (spec section 3).
-    assert rows["no-colocation"]["efficiency"] <= 1.0 + 1e-9
+    assert rows["no-colocation"]["utilization"] <= 1.0 + 1e-9
     # exact proves optimality of (nearly) every small round within its 10 s limit.
     assert rows["exact"]["optimal_rounds"] >= 0.9 * rows["exact"]["active_rounds"] > 0

@@ -48,11 +48,11 @@ def test_comparison_has_a_row_per_policy_and_cluster(comparison: tuple[ModuleTyp
     runs = read_csv(out / "main_comparison_runs.csv")
     assert len(runs) == len(rows) * len(mod.QUICK["seeds"])
     for r in rows:
-        mine = [float(x["utilization"]) for x in runs
+        mine = [float(x["gpu_busy_fraction"]) for x in runs
                 if (x["cluster"], x["load_jobs_per_hour"], x["policy"]) == (r["cluster"], r["load (jobs/h)"],
                                                                            r["policy"])]
         assert len(mine) == len(mod.QUICK["seeds"])
-        assert math.isclose(sum(mine) / len(mine), float(r["utilization_mean"]), rel_tol=1e-12)
+        assert math.isclose(sum(mine) / len(mine), float(r["gpu_busy_fraction_mean"]), rel_tol=1e-12)
 
 
 def test_crosscheck_writes_a_finite_positive_factor(crosscheck: tuple[ModuleType, Path]) -> None:

@@ -7,7 +7,7 @@ import numpy as np
 from fairshare.formulation import build_model
 from fairshare.policies import RoundState, get_policy
 from fairshare.problem import RoundProblem
-from fairshare.testing.rounds import random_round
+from fairshare.testing.random_rounds import random_round
 from fairshare.validators import allocation_violations
 
 

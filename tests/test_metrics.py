@@ -1,4 +1,4 @@
-"""Tests of fairshare.metrics: hand-built schedules with hand-computed numbers, hypothesis properties."""
+"""Tests of fairshare.sim.metrics: hand-built schedules with hand-computed numbers, hypothesis properties."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairshare.errors import InvalidInputError
-from fairshare.metrics import (
+from fairshare.sim.metrics import (
+    METRIC_COLUMNS,
     UNFAIR_RHO,
+    MetricColumn,
     RunMetrics,
     compute_metrics,
     finish_time_fairness,
@@ -24,7 +26,7 @@ from fairshare.metrics import (
     normalized_throughput,
     results_table,
 )
-from fairshare.records import JobRecord, RoundRecord
+from fairshare.sim.records import JobRecord, RoundRecord
 
 NAN = float("nan")
 H = 3600.0
@@ -151,9 +153,9 @@ def test_jain_index_reference_values() -> None:
 def test_round_metrics_by_hand() -> None:
     m = compute_metrics(JOBS, ROUNDS)
     assert (m.rounds, m.active_rounds) == (4, 3)
-    assert m.efficiency == pytest.approx((0.5 + 1.0 + 0.75) / 3)
+    assert m.utilization == pytest.approx((0.5 + 1.0 + 0.75) / 3)
     # (1440 + 2880 + 1440) / (3 * 2880): round 0 has no active job and is left out.
-    assert m.utilization == pytest.approx(2 / 3)
+    assert m.gpu_busy_fraction == pytest.approx(2 / 3)
     assert m.mean_solver_seconds == pytest.approx(0.02)
     assert m.p99_solver_seconds == pytest.approx(0.02 + 0.98 * 0.01)  # [0.01, 0.02, 0.03] at rank 1.98
     assert m.max_solver_seconds == pytest.approx(0.03)
@@ -197,8 +199,8 @@ def test_metrics_by_tenant() -> None:
     run = compute_metrics(JOBS, ROUNDS)
     for t in (t1, t2):
         for f in (
-            "efficiency",
             "utilization",
+            "gpu_busy_fraction",
             "rounds",
             "active_rounds",
             "mean_solver_seconds",
@@ -244,7 +246,7 @@ def test_empty_inputs_give_nan() -> None:
 def test_only_idle_rounds_give_nan_round_metrics() -> None:
     m = compute_metrics([], [rnd(0, 0, NAN, 0.0, 0.0)])
     assert (m.rounds, m.active_rounds, m.optimal_rounds) == (1, 0, 0)
-    assert math.isnan(m.efficiency) and math.isnan(m.utilization) and math.isnan(m.p99_solver_seconds)
+    assert math.isnan(m.utilization) and math.isnan(m.gpu_busy_fraction) and math.isnan(m.p99_solver_seconds)
 
 
 def test_run_metrics_is_frozen_and_to_dict_round_trips() -> None:
@@ -306,7 +308,7 @@ def test_duplicate_job_id_raises() -> None:
         (rnd(7, 3, 0.5, 3000.0, 0.01), r"`rounds\[7\]\.busy_gpu_seconds` = 3000\.0: exceeds capacity"),
         (rnd(7, 3, 0.5, -1.0, 0.01), r"`rounds\[7\]\.busy_gpu_seconds` = -1\.0"),
         (rnd(7, 3, 0.5, 100.0, -0.01), r"`rounds\[7\]\.solver_seconds` = -0\.01"),
-        (rnd(7, 3, NAN, 100.0, 0.01), r"`rounds\[7\]\.efficiency` = nan: .*active jobs"),
+        (rnd(7, 3, NAN, 100.0, 0.01), r"`rounds\[7\]\.utilization` = nan: .*active jobs"),
         (dataclasses.replace(rnd(7, 3, 0.5, 100.0, 0.01), length=0.0), r"`rounds\[7\]\.length` = 0\.0"),
         (
             dataclasses.replace(rnd(7, 3, 0.5, 100.0, 0.01), placed_jobs=4),
@@ -343,8 +345,8 @@ CSV_COLUMNS = [
     "unfair_fraction",
     "max_rho",
     "jain",
-    "efficiency",
     "utilization",
+    "gpu_busy_fraction",
     "mean_solver_ms",
     "p99_solver_ms",
     "optimal_rounds",
@@ -364,7 +366,8 @@ def test_results_table_csv() -> None:
     assert float(fs["unfair_fraction"]) == pytest.approx(1 / 3)
     assert float(fs["max_rho"]) == pytest.approx(2.0)
     assert float(fs["jain"]) == pytest.approx(25 / 27)  # [0.5, 1, 1]: 2.5^2 / (3 * 2.25)
-    assert float(fs["utilization"]) == pytest.approx(2 / 3)
+    assert float(fs["utilization"]) == pytest.approx(0.75)  # mean E/C of the active rounds
+    assert float(fs["gpu_busy_fraction"]) == pytest.approx(2 / 3)
     assert float(fs["mean_solver_ms"]) == pytest.approx(20.0)
     assert float(fs["p99_solver_ms"]) == pytest.approx(29.8)
     assert fs["optimal_rounds"] == "2"
@@ -384,6 +387,26 @@ def test_results_table_markdown() -> None:
         "| 20.00 | 29.80 | 2 |"
     )
     assert lines[3].startswith("| a\\|b | nan |")
+
+
+def test_metric_columns_are_the_default_table_columns() -> None:
+    assert [c.name for c in METRIC_COLUMNS] == CSV_COLUMNS[1:]
+    assert len({c.header for c in METRIC_COLUMNS}) == len(METRIC_COLUMNS)
+    m = compute_metrics(JOBS[:3], ROUNDS)
+    by_name = {c.name: c for c in METRIC_COLUMNS}
+    assert by_name["utilization"].value(m) == m.utilization
+    assert by_name["gpu_busy_fraction"].value(m) == m.gpu_busy_fraction
+    assert by_name["mean_jct_h"].value(m) == pytest.approx(m.mean_jct / 3600)
+
+
+def test_results_table_with_chosen_columns() -> None:
+    m = {"fairshare": compute_metrics(JOBS[:3], ROUNDS)}
+    by_name = {c.name: c for c in METRIC_COLUMNS}
+    cols = [by_name["jain"], MetricColumn("rounds", "rounds", lambda r: r.active_rounds, "d")]
+    rows = list(csv.DictReader(io.StringIO(results_table(m, fmt="csv", columns=cols))))
+    assert rows == [{"policy": "fairshare", "jain": repr(25 / 27), "rounds": "3"}]
+    assert results_table(m, columns=cols).splitlines() == [
+        "| policy | Jain | rounds |", "|:---|---:|---:|", "| fairshare | 0.926 | 3 |"]
 
 
 def test_results_table_rejects_unknown_format() -> None:

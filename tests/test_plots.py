@@ -1,4 +1,4 @@
-"""Tests of fairshare.plots: PNGs are written, have the expected size, and carry one series per policy."""
+"""Tests of fairshare.sim.plots: PNGs are written, have the expected size, and carry one series per policy."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from fairshare import plots
 from fairshare.errors import InvalidInputError
-from fairshare.records import JobRecord, RoundRecord
+from fairshare.sim import plots
+from fairshare.sim.records import JobRecord, RoundRecord
 
 NAN = float("nan")
 
@@ -32,12 +32,12 @@ def _jobs(slowdown: float, n: int = 30, unfinished: int = 0) -> list[JobRecord]:
     return out
 
 
-def _rounds(eff: float, n: int = 40) -> list[RoundRecord]:
+def _rounds(util: float, n: int = 40) -> list[RoundRecord]:
     rng = np.random.default_rng(2)
     out = []
     for k in range(n):
         active = int(rng.integers(0, 50)) if k else 0  # round 0 is idle
-        e = float(np.clip(eff + rng.normal(0, 0.05), 0, 1)) if active else 0.0
+        e = float(np.clip(util + rng.normal(0, 0.05), 0, 1)) if active else 0.0
         solver = float(10 ** rng.uniform(-3, 0)) if active else 0.0
         out.append(RoundRecord(k, 360.0 * k, 360.0, active, active, e, 2880.0 * e, 2880.0, solver, "optimal"))
     return out
@@ -49,10 +49,10 @@ ROUND_RESULTS = {"fairshare": _rounds(0.8), "gavel": _rounds(0.6), "fifo": _roun
 CASES: list[tuple[Callable[..., Path], Callable[..., Any], dict[str, Any]]] = [
     (plots.plot_jct_cdf, plots._jct_cdf_figure, JOB_RESULTS),
     (plots.plot_rho_cdf, plots._rho_cdf_figure, JOB_RESULTS),
-    (plots.plot_efficiency_over_time, plots._efficiency_figure, ROUND_RESULTS),
+    (plots.plot_utilization_over_time, plots._utilization_figure, ROUND_RESULTS),
     (plots.plot_solver_time_vs_jobs, plots._solver_figure, ROUND_RESULTS),
 ]
-IDS = ["jct_cdf", "rho_cdf", "efficiency", "solver_time"]
+IDS = ["jct_cdf", "rho_cdf", "utilization", "solver_time"]
 
 
 @pytest.mark.parametrize(("plot", "figure", "results"), CASES, ids=IDS)
@@ -90,9 +90,9 @@ def test_axis_scales_and_units() -> None:
     assert ax.get_yscale() == "log"
     assert ax.get_ylabel() == "solver wall time per round (s)"
     assert ax.get_xlabel() == "active jobs in the round"
-    ax = plots._efficiency_figure(ROUND_RESULTS).axes[0]
+    ax = plots._utilization_figure(ROUND_RESULTS).axes[0]
     assert ax.get_xlabel() == "simulated time (h)"
-    assert ax.get_ylabel() == "efficiency E / C (best-GPU equivalents per GPU)"
+    assert ax.get_ylabel() == "utilization E / C (best-GPU equivalents per GPU)"
     ax = plots._rho_cdf_figure(JOB_RESULTS).axes[0]
     assert ax.get_xlabel().startswith("finish-time fairness rho")
     assert ax.get_ylabel() == "fraction of finished jobs"
@@ -108,7 +108,13 @@ def test_policy_without_data_still_listed(tmp_path: Path) -> None:
     results = {"fairshare": JOB_RESULTS["fairshare"], "stuck": [JOB_RESULTS["gavel"][0]]}  # no finished job
     labels = [t.get_text() for t in plots._jct_cdf_figure(results).axes[0].get_legend().get_texts()]
     assert labels == ["fairshare", "stuck (1 unfinished)"]
-    assert plots.plot_efficiency_over_time({"empty": []}, tmp_path / "e.png").exists()
+    assert plots.plot_utilization_over_time({"empty": []}, tmp_path / "e.png").exists()
+
+
+def test_former_name_of_the_utilization_plot_warns_and_draws(tmp_path: Path) -> None:
+    with pytest.warns(DeprecationWarning, match="plot_utilization_over_time"):
+        path = plots.plot_efficiency_over_time(ROUND_RESULTS, tmp_path / "u.png")
+    assert path.stat().st_size > 10_000
 
 
 @pytest.mark.parametrize(("plot", "figure", "results"), CASES, ids=IDS)
@@ -124,5 +130,5 @@ def test_invalid_job_record_rejected(tmp_path: Path) -> None:
 
 
 def test_import_does_not_load_matplotlib() -> None:
-    code = "import sys, fairshare.plots, fairshare.metrics; assert 'matplotlib' not in sys.modules"
+    code = "import sys, fairshare.sim.plots, fairshare.sim.metrics; assert 'matplotlib' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[1])

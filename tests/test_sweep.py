@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from fairshare.sweep import RunSpec, grid, run_spec, run_sweep
+from fairshare.sim.sweep import RunSpec, grid, run_spec, run_sweep
 
 TRACE = {"num_jobs": 12, "jobs_per_hour": 30, "multi_gpu": False}
 SIM = {"round_length": 3600.0}
@@ -46,14 +46,14 @@ def test_grid_is_the_full_product() -> None:
     g = grid(["a", "b"], [0, 1, 2], [2.0, 4.0], cluster="V100=1", num_jobs=5)
     assert len(g) == 12
     assert {(s.policy, s.trace["seed"], s.trace["jobs_per_hour"]) for s in g} == {
-        (p, s, l) for p in "ab" for s in (0, 1, 2) for l in (2.0, 4.0)}
+        (p, s, load) for p in "ab" for s in (0, 1, 2) for load in (2.0, 4.0)}
 
 
 def test_process_pool_after_highs_has_run_in_this_process() -> None:
     # HiGHS's thread pool exists once anything was solved here; a forked worker would inherit its locks and
     # could deadlock. The default pool must not fork from this process.
     from fairshare import allocate
-    from fairshare.testing.rounds import random_round
+    from fairshare.testing.random_rounds import random_round
 
     allocate(random_round(300, seed=0), mode="exact")
     out = run_sweep(specs()[:2], max_workers=2, progress=False)

@@ -1,4 +1,4 @@
-"""Tests of fairshare.traces: the Trace array form, CSV/JSON reading and writing, and the generator."""
+"""Tests of fairshare.sim.traces: the Trace array form, CSV/JSON reading and writing, and the generator."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fairshare.catalog import load_catalog
 from fairshare.errors import InvalidInputError
-from fairshare.traces import (
+from fairshare.sim.catalog import load_catalog
+from fairshare.sim.traces import (
     DEFAULT_TRACE,
     SCALE_PROBABILITIES,
     Trace,
@@ -65,7 +65,8 @@ def test_trace_validation(kwargs: dict, match: str) -> None:
 
 # ---------------------------------------------------------------------- reading
 def test_read_csv_minimal_and_optional_columns() -> None:
-    t = read_trace(_csv("j2,30.5,LM (batch size 20),2,1e3", "j1,0,A3C,1,50", header="id,arrival,model,scale,iterations"))
+    t = read_trace(_csv("j2,30.5,LM (batch size 20),2,1e3", "j1,0,A3C,1,50",
+                        header="id,arrival,model,scale,iterations"))
     assert t.id == ("j1", "j2") and t.arrival.tolist() == [0.0, 30.5] and t.iterations.tolist() == [50.0, 1000.0]
     assert t.weight.tolist() == [1.0, 1.0] and t.tenant == ("", "")
     t = read_trace(_csv("a,0,A3C,1,100,,", "b,1,A3C,1,100,2.5,team-b", header=HEADER))

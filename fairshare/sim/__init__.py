@@ -2,4 +2,106 @@
 
 This layer sits above the policies: it builds one :class:`~fairshare.problem.RoundProblem` per round,
 asks a policy for a placement and executes it.
+
+Simulating (:mod:`~fairshare.sim.simulator`)
+    :func:`simulate`
+        Replay a trace on a cluster with a policy, round by round.
+    :class:`SimConfig`
+        The options of a run (round length, epsilon, restart overhead, co-location, stop rules).
+    :class:`SimulationResult`
+        What a run produced: job and round records, its config; JSON in and out.
+    :func:`parse_cluster`
+        ``"V100=36,P100=36,K80=36"`` to ``{"V100": 36, ...}``.
+
+Records (:mod:`~fairshare.sim.records`)
+    :class:`JobRecord`, :class:`RoundRecord`
+        One per job and one per round; metrics are computed from these alone.
+
+Metrics (:mod:`~fairshare.sim.metrics`; definitions in ``docs/metrics.md``)
+    :func:`compute_metrics`, :func:`metrics_by_tenant`, :class:`RunMetrics`
+        JCT, makespan, finish-time fairness, Jain's index, utilization (E/C), GPU busy fraction, solver time.
+    :func:`results_table`, :class:`MetricColumn`, :data:`METRIC_COLUMNS`
+        One row per policy, as Markdown or CSV, with the default or chosen columns.
+    :func:`job_completion_times`, :func:`finish_time_fairness`, :func:`normalized_throughput`,
+    :func:`jain_index`, :data:`UNFAIR_RHO`
+        The per-job quantities behind the metrics.
+
+Traces (:mod:`~fairshare.sim.traces`; formats in ``docs/traces.md``)
+    :class:`Trace`, :func:`read_trace`, :func:`write_trace`, :func:`generate_trace`, :data:`DEFAULT_TRACE`
+        The work a simulation replays: CSV/JSON files, or Gavel's synthetic recipe.
+
+Catalog (:mod:`fairshare.sim.catalog`)
+    :class:`~fairshare.sim.catalog.Catalog`, :func:`~fairshare.sim.catalog.load_catalog`
+        Measured (and opt-in derived) throughputs of workloads on GPU types.
+
+Sweeps (:mod:`~fairshare.sim.sweep`)
+    :class:`RunSpec`, :func:`run_spec`, :func:`run_sweep`, :func:`grid`
+        Many simulations in parallel through any ``concurrent.futures`` executor.
+
+Figures (:mod:`~fairshare.sim.plots`; matplotlib is imported only when one is drawn)
+    :func:`plot_jct_cdf`, :func:`plot_rho_cdf`, :func:`plot_utilization_over_time`,
+    :func:`plot_solver_time_vs_jobs`
+
+Progress (:mod:`~fairshare.sim.progress`)
+    :class:`Progress`
+        The progress bar of long runs, on stderr.
 """
+
+from fairshare.sim.metrics import (
+    METRIC_COLUMNS,
+    UNFAIR_RHO,
+    MetricColumn,
+    RunMetrics,
+    compute_metrics,
+    finish_time_fairness,
+    jain_index,
+    job_completion_times,
+    metrics_by_tenant,
+    normalized_throughput,
+    results_table,
+)
+from fairshare.sim.plots import (
+    plot_jct_cdf,
+    plot_rho_cdf,
+    plot_solver_time_vs_jobs,
+    plot_utilization_over_time,
+)
+from fairshare.sim.progress import Progress
+from fairshare.sim.records import JobRecord, RoundRecord
+from fairshare.sim.simulator import SimConfig, SimulationResult, parse_cluster, simulate
+from fairshare.sim.sweep import RunSpec, grid, run_spec, run_sweep
+from fairshare.sim.traces import DEFAULT_TRACE, Trace, generate_trace, read_trace, write_trace
+
+__all__ = [
+    "DEFAULT_TRACE",
+    "METRIC_COLUMNS",
+    "UNFAIR_RHO",
+    "JobRecord",
+    "MetricColumn",
+    "Progress",
+    "RoundRecord",
+    "RunMetrics",
+    "RunSpec",
+    "SimConfig",
+    "SimulationResult",
+    "Trace",
+    "compute_metrics",
+    "finish_time_fairness",
+    "generate_trace",
+    "grid",
+    "jain_index",
+    "job_completion_times",
+    "metrics_by_tenant",
+    "normalized_throughput",
+    "parse_cluster",
+    "plot_jct_cdf",
+    "plot_rho_cdf",
+    "plot_solver_time_vs_jobs",
+    "plot_utilization_over_time",
+    "read_trace",
+    "results_table",
+    "run_spec",
+    "run_sweep",
+    "simulate",
+    "write_trace",
+]

@@ -1,4 +1,4 @@
-"""Hypothesis strategies that build random VALID round documents and :class:`~fairshare.problem.RoundProblem`\\ s.
+r"""Hypothesis strategies that build random VALID round documents and :class:`~fairshare.problem.RoundProblem`\ s.
 
 Shipped with the library so that users can property-test their own policies on the same rounds as
 fairshare's own tests. Sizes are bounded (by default 0-12 jobs, 1-3 GPU types, 0-6 GPUs per type, gang
@@ -143,5 +143,5 @@ def round_documents(
 
 
 def round_problems(**kwargs: Any) -> st.SearchStrategy[RoundProblem]:
-    """Validated :class:`RoundProblem`\\ s built from :func:`round_documents` (same keyword arguments)."""
+    r"""Validated :class:`RoundProblem`\ s built from :func:`round_documents` (same keyword arguments)."""
     return round_documents(**kwargs).map(RoundProblem.from_dict)

@@ -1,0 +1,115 @@
+"""The ``fairshare`` command line.
+
+``fairshare allocate ROUND.json [--mode exact|lp|fast] [--time-limit S] [-o OUT.json]`` solves one round
+(:mod:`fairshare.cli.allocate`); ``fairshare trace``, ``fairshare simulate`` and ``fairshare compare`` write
+and replay traces (:mod:`fairshare.cli.simulate`). ``--debug`` (before or after the command) prints the
+traceback of any error.
+
+Exit status
+-----------
+0
+    Success.
+2
+    Bad input: an :class:`~fairshare.errors.InvalidInputError` (invalid round, trace, option or policy; a file
+    named on the command line that cannot be read or written) or a usage error reported by argparse. One line
+    ``fairshare: error: ...`` on stderr names the field or path.
+1
+    Not the input's fault: a :class:`~fairshare.errors.SolverError` (its message says what to try), another
+    :class:`~fairshare.errors.FairshareError` such as a policy error, or a bug (``fairshare: internal error:
+    ...``, please report it).
+130
+    Interrupted (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import traceback
+from collections.abc import Sequence
+
+from fairshare.cli.allocate import add_allocate_command, example_round_text
+from fairshare.cli.simulate import add_simulation_commands
+from fairshare.errors import FairshareError, InvalidInputError, SolverError
+
+__all__ = ["build_parser", "example_round_text", "main"]
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+_DEBUG_HELP = "print the traceback of any error"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of the ``fairshare`` command (every subcommand also accepts ``--debug``)."""
+    parser = argparse.ArgumentParser(
+        prog="fairshare", description="Solve GPU-cluster scheduling rounds and replay traces (docs/cli.md).")
+    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_allocate_command(sub)
+    add_simulation_commands(sub)
+    for command in sub.choices.values():
+        # SUPPRESS: a subcommand sets ``debug`` only when given, so ``fairshare --debug allocate`` keeps it
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
+    return parser
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+def _kind(exc: BaseException) -> str:
+    """``PolicyError`` -> ``"policy error"``."""
+    return re.sub(r"(?<!^)(?=[A-Z])", " ", type(exc).__name__).lower()
+
+
+def _report(exc: BaseException, message: str, debug: bool) -> None:
+    if debug:
+        traceback.print_exception(exc)
+    print(message, file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``fairshare`` command with ``argv`` (default: ``sys.argv[1:]``); returns the exit status.
+
+    Errors never escape: bad input returns 2, a solver or policy failure or a bug returns 1, each with one
+    line on stderr (and the traceback before it with ``--debug``). See the module documentation.
+
+    Examples
+    --------
+    >>> main(["allocate", "--example", "--mode", "nope"])  # usage error, message on stderr
+    2
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: usage error (2, message already printed) or --help (0)
+        return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
+    debug = bool(args.debug)
+    try:
+        return int(args.func(args))
+    except InvalidInputError as exc:
+        _report(exc, f"fairshare: error: {_one_line(exc)}", debug)
+        return EXIT_BAD_INPUT
+    except SolverError as exc:
+        _report(exc, f"fairshare: solver error: {_one_line(exc)}", debug)
+        return EXIT_FAILURE
+    except FairshareError as exc:  # e.g. PolicyError: a failure of the library, not of the input
+        _report(exc, f"fairshare: {_kind(exc)}: {_one_line(exc)}", debug)
+        return EXIT_FAILURE
+    except BrokenPipeError:  # output piped into a reader that stopped early (e.g. head)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except KeyboardInterrupt as exc:
+        _report(exc, "fairshare: interrupted", debug)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - a bug: one line (the traceback with --debug), not a bare traceback
+        advice = "with the command, the input and this traceback" if debug else (
+            "with the command and input; run with --debug for the traceback")
+        _report(exc, f"fairshare: internal error: {type(exc).__name__}: {_one_line(exc)} "
+                     f"(please report it {advice})", debug)
+        return EXIT_FAILURE

@@ -1,0 +1,64 @@
+"""``fairshare allocate``: solve one round; a round document in, the allocation document out.
+
+``fairshare allocate ROUND.json [--mode exact|lp|fast] [--time-limit S] [-o OUT.json]`` (``-`` reads the
+round from stdin, ``--example`` solves the bundled example round of spec section 6).
+"""
+
+from __future__ import annotations
+
+import sys
+from argparse import ArgumentParser, Namespace, _SubParsersAction
+from importlib import resources
+from typing import Any
+
+from fairshare import MODES, allocate
+from fairshare.cli._files import read_text, write_text
+from fairshare.errors import InvalidInputError
+
+__all__ = ["add_allocate_command", "example_round_text", "run_allocate"]
+
+
+def example_round_text() -> str:
+    """The bundled example round (spec section 6) as JSON text.
+
+    >>> import json
+    >>> sorted(json.loads(example_round_text())["gpus"])
+    ['K80', 'P100', 'V100']
+    """
+    return resources.files("fairshare").joinpath("data/example_round.json").read_text()
+
+
+def run_allocate(args: Namespace) -> int:
+    """Run ``fairshare allocate`` with parsed arguments; returns the exit status (0)."""
+    if args.example == (args.round is not None):
+        raise InvalidInputError("ROUND", args.round, "give a round file or --example (not both)")
+    if args.example:
+        text = example_round_text()
+    elif args.round == "-":
+        text = sys.stdin.read()
+    else:
+        text = read_text("ROUND", args.round)
+    options: dict[str, Any] = {}
+    if args.time_limit is not None:
+        options["time_limit"] = args.time_limit
+    alloc = allocate(text, mode=args.mode, **options)
+    out = alloc.to_json(indent=2)
+    if args.output:
+        write_text("--output", args.output, out + "\n")
+        print(f"{alloc.status} ({alloc.mode}): objective {alloc.objective:.6g}, E/C {alloc.utilization:.4f}, "
+              f"{len(alloc.placements)} placements -> {args.output}", file=sys.stderr)
+    else:
+        print(out)
+    return 0
+
+
+def add_allocate_command(sub: _SubParsersAction[ArgumentParser]) -> ArgumentParser:
+    """Add ``allocate`` to the ``fairshare`` command's subparsers; returns its parser."""
+    a = sub.add_parser("allocate", help="solve one scheduling round (JSON in, JSON out)")
+    a.add_argument("round", nargs="?", help="round document (JSON file, or - for stdin)")
+    a.add_argument("--example", action="store_true", help="solve the bundled example round")
+    a.add_argument("--mode", choices=MODES, default="fast", help="solve mode (default: fast)")
+    a.add_argument("--time-limit", type=float, default=None, help="exact mode: seconds before stopping")
+    a.add_argument("-o", "--output", help="write the allocation here instead of stdout")
+    a.set_defaults(func=run_allocate)
+    return a

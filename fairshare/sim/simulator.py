@@ -1,0 +1,645 @@
+"""The round-based simulator (spec simulator.md): replay a trace on a heterogeneous cluster with a policy.
+
+Each round of length Δ (default 360 s):
+
+1. Active jobs = arrived (``arrival <= t``) and unfinished. With none active, time jumps to the next arrival.
+2. The round problem is built from arrays: alone throughputs from the catalog, co-location candidates among
+   the active jobs (capped at ``max_pairs_per_job`` per job, top-k by combined normalised throughput),
+   carried deficits, weights, ``epsilon`` and ``fairness_weight``.
+3. The policy plans the round (its wall time is recorded).
+4. Every placed job runs for Δ at its planned (alone or co-located) throughput, less ``restart_overhead``
+   seconds when its placement (GPU type or partner) differs from the previous round's (starting from not
+   running counts as a change). A job whose work runs out inside the round finishes at that exact time; its
+   GPUs are idle for the rest of the round, and a co-located partner keeps its co-located throughput (the
+   simulator does not re-plan inside a round).
+5. Deficits are updated with the progress actually delivered, ``rho_j = (work done in the round / Δ) /
+   Tfair_j`` (spec round-problem.md section 4), for jobs that are still active; finished jobs leave. With
+   ``carry_deficits=False`` deficits stay 0 (spatial-only fairness, an ablation).
+
+The options of a run are a :class:`SimConfig`. Step 4 and the deficit update of step 5 are the pure function
+``_execute_round(plan, jobs, config) -> RoundOutcome``; :func:`simulate` only admits jobs, builds each round,
+asks the policy and books the outcome.
+
+Deterministic: the same trace, cluster, policy and options give the same records (no randomness is used
+here; policies break ties by job order, which is the trace's order).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from fairshare._validate import is_real, readonly
+from fairshare.allocation import Allocation
+from fairshare.errors import InvalidInputError, PolicyError
+from fairshare.fair_share import next_deficit
+from fairshare.formulation import RoundModel, build_model
+from fairshare.policies.base import Policy, RoundState, get_policy
+from fairshare.problem import RoundProblem
+from fairshare.sim.catalog import Catalog, load_catalog
+from fairshare.sim.metrics import RunMetrics, compute_metrics
+from fairshare.sim.progress import Progress
+from fairshare.sim.records import JobRecord, RoundRecord
+from fairshare.sim.traces import Trace
+
+__all__ = ["RoundOutcome", "SimConfig", "SimulationResult", "parse_cluster", "simulate"]
+
+
+def parse_cluster(spec: str | Mapping[str, int]) -> dict[str, int]:
+    """``"V100=36,P100=36,K80=36"`` (or a mapping) to ``{"V100": 36, ...}``, validated.
+
+    >>> parse_cluster("V100=2,K80=1")
+    {'V100': 2, 'K80': 1}
+    """
+    if isinstance(spec, Mapping):
+        items = list(spec.items())
+    else:
+        items = []
+        for part in str(spec).split(","):
+            if not part.strip():
+                continue
+            if "=" not in part:
+                raise InvalidInputError("cluster", spec, f"expected TYPE=COUNT pairs, got {part!r}")
+            gpu, _, text = part.partition("=")
+            try:
+                items.append((gpu.strip(), int(text)))
+            except ValueError:
+                raise InvalidInputError(f"cluster.{gpu.strip()}", text, "must be an integer") from None
+    out: dict[str, int] = {}
+    for name, count in items:
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise InvalidInputError(f"cluster.{name}", count, "must be a non-negative integer")
+        out[str(name)] = count
+    if sum(out.values()) <= 0:
+        raise InvalidInputError("cluster", spec, "the cluster has no GPU")
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Options and results
+# ----------------------------------------------------------------------------------------------------------
+
+
+def _is_count(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+@dataclass(frozen=True, slots=True)
+class SimConfig:
+    """Options of a simulation run (everything but the trace, the cluster and the policy).
+
+    Parameters
+    ----------
+    round_length : float
+        Δ, seconds per round (> 0).
+    epsilon : float
+        Fairness slack of every round problem, in ``[0, 1)``.
+    fairness_weight : float
+        ``lambda`` of every round problem (> 0).
+    restart_overhead : float
+        Seconds lost by a job whose placement changed from the previous round, in ``[0, round_length)``.
+    max_pairs_per_job : int or None
+        Cap on co-location candidates per job (None: all).
+    colocation : bool
+        Offer co-location candidates at all.
+    carry_deficits : bool
+        Carry deficits across rounds (False: spatial-only fairness).
+    max_rounds : int, optional
+        Stop after this many rounds (unfinished jobs have ``finish = nan``).
+    stop_when_finished : tuple of str, optional
+        Job ids: stop at the end of the round in which the last of them finishes, however many other jobs are
+        still active (they keep ``finish = nan``). This is how a steady-state window is measured on a
+        continuous trace, e.g. Gavel's mean JCT of jobs 4000-5000 while later jobs keep arriving.
+
+    Raises
+    ------
+    InvalidInputError
+        For an invalid option, naming it.
+
+    Examples
+    --------
+    >>> cfg = SimConfig(round_length=1800, epsilon=0.1)
+    >>> cfg.round_length, cfg.restart_overhead, SimConfig.coerce(cfg, epsilon=0.2).epsilon
+    (1800.0, 0.0, 0.2)
+    >>> SimConfig(restart_overhead=400)
+    Traceback (most recent call last):
+    ...
+    fairshare.errors.InvalidInputError: `restart_overhead` = 400: must be in [0, round_length)
+    """
+
+    round_length: float = 360.0
+    epsilon: float = 0.0
+    fairness_weight: float = 100.0
+    restart_overhead: float = 0.0
+    max_pairs_per_job: int | None = 4
+    colocation: bool = True
+    carry_deficits: bool = True
+    max_rounds: int | None = None
+    stop_when_finished: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        """Validate every option; store the numbers as floats and ``stop_when_finished`` as a tuple."""
+        set_ = object.__setattr__
+        if not (is_real(self.round_length) and self.round_length > 0):
+            raise InvalidInputError("round_length", self.round_length, "must be a positive number of seconds")
+        set_(self, "round_length", float(self.round_length))
+        if not (is_real(self.restart_overhead) and 0 <= self.restart_overhead < self.round_length):
+            raise InvalidInputError("restart_overhead", self.restart_overhead, "must be in [0, round_length)")
+        set_(self, "restart_overhead", float(self.restart_overhead))
+        if not (is_real(self.epsilon) and 0 <= self.epsilon < 1):
+            raise InvalidInputError("epsilon", self.epsilon, "must be in [0, 1)")
+        set_(self, "epsilon", float(self.epsilon))
+        if not (is_real(self.fairness_weight) and self.fairness_weight > 0):
+            raise InvalidInputError("fairness_weight", self.fairness_weight, "must be finite and > 0")
+        set_(self, "fairness_weight", float(self.fairness_weight))
+        if self.max_pairs_per_job is not None and not _is_count(self.max_pairs_per_job):
+            raise InvalidInputError("max_pairs_per_job", self.max_pairs_per_job,
+                                    "must be a non-negative integer or None")
+        for name in ("colocation", "carry_deficits"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidInputError(name, getattr(self, name), "must be True or False")
+        if self.max_rounds is not None and not _is_count(self.max_rounds):
+            raise InvalidInputError("max_rounds", self.max_rounds, "must be a non-negative integer or None")
+        watch = self.stop_when_finished
+        if watch is not None:
+            if isinstance(watch, str) or not isinstance(watch, Iterable):
+                raise InvalidInputError("stop_when_finished", watch, "must be a collection of job ids")
+            watch = tuple(watch)
+            if not watch:
+                raise InvalidInputError("stop_when_finished", watch, "names no job")
+            set_(self, "stop_when_finished", watch)
+
+    @property
+    def offers_pairs(self) -> bool:
+        """Whether rounds get co-location candidates (``colocation`` and a cap that is not 0)."""
+        return self.colocation and (self.max_pairs_per_job is None or self.max_pairs_per_job > 0)
+
+    @classmethod
+    def coerce(cls, config: SimConfig | Mapping[str, Any] | None = None, **overrides: Any) -> SimConfig:
+        """A config from an instance, a mapping of fields or ``None`` (defaults), with keyword overrides.
+
+        Raises
+        ------
+        InvalidInputError
+            For an unknown option name or an invalid value.
+        """
+        if config is not None and not isinstance(config, (SimConfig, Mapping)):
+            raise InvalidInputError("config", type(config).__name__, "must be a SimConfig or a mapping")
+        base = config if isinstance(config, SimConfig) else cls(**_known_fields(dict(config or {})))
+        return replace(base, **_known_fields(overrides)) if overrides else base
+
+    def to_dict(self) -> dict[str, Any]:
+        """The options as JSON-ready values (``stop_when_finished`` as a list or ``None``)."""
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        if self.stop_when_finished is not None:
+            d["stop_when_finished"] = list(self.stop_when_finished)
+        return d
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> SimConfig:
+        """The config of :meth:`to_dict` output; keys that are not options (``cluster``, ...) are ignored."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in doc.items() if k in names})
+
+
+def _known_fields(kw: dict[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in fields(SimConfig)}
+    for k, v in kw.items():
+        if k not in names:
+            raise InvalidInputError(k, v, f"unknown simulation option (known: {', '.join(sorted(names))})")
+    return kw
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """Records of one simulation run.
+
+    Attributes
+    ----------
+    policy : str
+        Display name of the policy (with its variant).
+    jobs : tuple of JobRecord
+    rounds : tuple of RoundRecord
+    config : SimConfig
+        The options of the run.
+    wall_seconds : float
+        Wall time of the whole run.
+    cluster : dict of str to int
+        GPUs per type.
+    policy_options : dict
+        Constructor options of the policy (when it was given by name).
+    """
+
+    policy: str
+    jobs: tuple[JobRecord, ...]
+    rounds: tuple[RoundRecord, ...]
+    config: SimConfig = field(default_factory=SimConfig)
+    wall_seconds: float = 0.0
+    cluster: dict[str, int] = field(default_factory=dict)
+    policy_options: dict[str, Any] = field(default_factory=dict)
+
+    def metrics(self) -> RunMetrics:
+        """:class:`fairshare.sim.metrics.RunMetrics` of this run."""
+        return compute_metrics(self.jobs, self.rounds)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The run as plain data (``docs/json-formats.md``, "Simulation records"); ``nan`` stays ``nan``."""
+        watch = self.config.stop_when_finished
+        config = {"cluster": dict(self.cluster), **self.config.to_dict(),
+                  "stop_when_finished_jobs": len(watch or ()), "policy_options": dict(self.policy_options)}
+        return {"policy": self.policy, "config": config, "wall_seconds": self.wall_seconds,
+                "jobs": [j.to_dict() for j in self.jobs], "rounds": [r.to_dict() for r in self.rounds]}
+
+    def save_json(self, path: str | Path) -> None:
+        """All per-job and per-round records as JSON (NaN written as null)."""
+        def clean(v: Any) -> Any:
+            if isinstance(v, float) and not np.isfinite(v):
+                return None
+            if isinstance(v, dict):
+                return {k: clean(x) for k, x in v.items()}
+            if isinstance(v, list):
+                return [clean(x) for x in v]
+            return v
+
+        Path(path).write_text(json.dumps(clean(self.to_dict()), indent=1))
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> SimulationResult:
+        """The run of :meth:`to_dict` output or its JSON form (also files written by fairshare 0.1)."""
+        cfg = dict(doc.get("config", {}))
+        return cls(doc["policy"], tuple(JobRecord.from_dict(j) for j in doc["jobs"]),
+                   tuple(RoundRecord.from_dict(r) for r in doc["rounds"]), SimConfig.from_dict(cfg),
+                   doc.get("wall_seconds", 0.0), dict(cfg.get("cluster", {})), dict(cfg.get("policy_options", {})))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# One round: executing a plan
+# ----------------------------------------------------------------------------------------------------------
+
+
+class _Plan(Protocol):
+    """What the executor reads from a policy's answer (an :class:`~fairshare.allocation.Allocation`)."""
+
+    @property
+    def throughput(self) -> np.ndarray: ...  # noqa: D102
+
+    @property
+    def fair_throughput(self) -> np.ndarray: ...  # noqa: D102
+
+    @property
+    def job_gpu(self) -> np.ndarray: ...  # noqa: D102
+
+    @property
+    def job_partner(self) -> np.ndarray: ...  # noqa: D102
+
+
+@dataclass(frozen=True, slots=True)
+class _JobState:
+    """The active jobs of one round as the executor sees them: arrays over those jobs, in trace order.
+
+    ``index`` holds their trace positions, ``work`` and ``done`` their total and finished iterations,
+    ``prev_key`` the (GPU type, partner trace position) of their previous round's placement (-1 for "not
+    placed" or "alone", -2 before the first round), ``deficit`` the deficits they carry into the round.
+    """
+
+    start: float
+    index: np.ndarray
+    scale: np.ndarray
+    work: np.ndarray
+    done: np.ndarray
+    prev_key: np.ndarray
+    deficit: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
+class RoundOutcome:
+    """What executing one round's plan did to its active jobs (arrays over those jobs, in trace order).
+
+    Attributes
+    ----------
+    placed : bool array (n,)
+        The job ran in the round (a GPU type and a positive throughput).
+    finished : bool array (n,)
+        Its work ran out inside the round.
+    end : array (n,)
+        When it stopped: its finish time if ``finished``, else the end of the round (s).
+    done : array (n,)
+        Iterations done in the round.
+    run_seconds : array (n,)
+        Seconds it computed (the restart overhead excluded).
+    key : int array (n, 2)
+        (GPU type, partner trace position) of its placement; -1 for "not placed" or "alone".
+    life : array (n,)
+        Seconds it was in the system during the round (up to its finish).
+    fair_throughput : array (n,)
+        ``Tfair_j`` of the round (iterations/s).
+    deficit : array (n,)
+        Deficit carried into the next round.
+    busy_gpu_seconds : float
+        GPU-seconds during which a GPU held a placed job: a placement holds its GPUs until its last member
+        stops (a job that finishes early frees them unless its partner still runs).
+    """
+
+    placed: np.ndarray
+    finished: np.ndarray
+    end: np.ndarray
+    done: np.ndarray
+    run_seconds: np.ndarray
+    key: np.ndarray
+    life: np.ndarray
+    fair_throughput: np.ndarray
+    deficit: np.ndarray
+    busy_gpu_seconds: float
+
+
+def _execute_round(plan: _Plan, jobs: _JobState, cfg: SimConfig) -> RoundOutcome:
+    """Run ``plan`` for one round on ``jobs`` (steps 4 and 5 of the module documentation); pure."""
+    length = cfg.round_length
+    tau = np.asarray(plan.throughput, dtype=np.float64)
+    gpu = np.asarray(plan.job_gpu, dtype=np.int64)
+    partner = np.asarray(plan.job_partner, dtype=np.int64)
+    placed = (gpu >= 0) & (tau > 0)
+    partner_trace = np.where(partner >= 0, jobs.index[np.maximum(partner, 0)], -1)
+    key = np.column_stack([np.where(placed, gpu, -1), np.where(placed, partner_trace, -1)])
+    changed = placed & (key != jobs.prev_key).any(axis=1)
+    overhead = np.where(changed, cfg.restart_overhead, 0.0)
+    remaining = jobs.work - jobs.done
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need_time = np.where(placed, remaining / np.where(tau > 0, tau, 1.0), np.inf)
+    run_time = np.where(placed, length - overhead, 0.0)
+    # a job whose work runs out within floating-point noise of the round's end finishes with the round
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        slack = 1e-9 * np.where(tau > 0, jobs.work / np.where(tau > 0, tau, 1.0), 0.0)
+    finished = placed & (need_time <= run_time * (1.0 + 1e-12) + slack)
+    need_time = np.where(finished, np.minimum(need_time, run_time), need_time)
+    used = np.where(finished, need_time, run_time)
+    done = np.where(finished, remaining, tau * used)
+    end = np.where(finished, jobs.start + overhead + need_time, jobs.start + length)
+    busy = np.where(placed, overhead + used, 0.0)  # seconds the job's GPUs were held
+    fair = np.asarray(plan.fair_throughput, dtype=np.float64)
+    deficit = next_deficit(jobs.deficit, cfg.epsilon, (done / length) / fair) if cfg.carry_deficits \
+        else jobs.deficit
+    return RoundOutcome(placed=placed, finished=finished, end=end, done=done, run_seconds=used, key=key,
+                        life=np.where(finished, end - jobs.start, length), fair_throughput=fair, deficit=deficit,
+                        busy_gpu_seconds=_busy_gpu_seconds(placed, partner, busy, jobs.scale))
+
+
+def _busy_gpu_seconds(placed: np.ndarray, partner: np.ndarray, busy: np.ndarray, scale: np.ndarray) -> float:
+    """GPU-seconds held by the round's placements: ``scale x`` the longer hold of a pair, once per pair.
+
+    A pair is counted at its first member in trace order that ran (the second is skipped only if the first
+    ran); the sum runs in trace order, term by term, so it is reproducible to the last bit.
+    """
+    idx = np.arange(len(placed))
+    paired = partner >= 0
+    mate = np.where(paired, partner, idx)
+    if (mate[mate] != idx).any():
+        i = int(np.argmax(mate[mate] != idx))
+        raise PolicyError(f"job_partner is not symmetric: job {i} is paired with {int(mate[i])}, "
+                          f"which is paired with {int(mate[mate[i]])}")
+    counted = placed & ~(paired & (mate < idx) & placed[mate])
+    hold = np.maximum(busy, busy[mate])
+    return sum((scale.astype(np.float64) * hold)[counted].tolist(), 0.0)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The run: per-job ledger, co-location candidates, the loop
+# ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Ledger:
+    """Per-job arrays of a run, in trace order.
+
+    The trace's columns are read-only; what each job has got so far is updated in place by :meth:`book`, once
+    per round.
+    """
+
+    ids: tuple[str, ...]
+    models: tuple[str, ...]
+    tenant: tuple[str, ...]
+    arrival: np.ndarray
+    scale: np.ndarray
+    work: np.ndarray
+    weight: np.ndarray
+    throughput: np.ndarray  # (N, G) alone iterations/s on each GPU type of the cluster
+    done: np.ndarray
+    finish: np.ndarray
+    deficit: np.ndarray
+    attained: np.ndarray  # GPU-seconds run (scale x seconds)
+    received: np.ndarray  # (N, G) seconds run on each type
+    fair_time: np.ndarray  # integral of Tfair_j over the job's active time
+    active_time: np.ndarray
+    prev_key: np.ndarray  # (N, 2), see _JobState
+
+    @classmethod
+    def of(cls, trace: Trace, cat: Catalog, gpus: dict[str, int]) -> _Ledger:
+        """A fresh ledger; raises if a job can run on no GPU type of the cluster."""
+        gpu_types = tuple(gpus)
+        cap = np.array([gpus[g] for g in gpu_types], dtype=np.int64)
+        ids, models = tuple(trace.id), tuple(trace.model)
+        n = len(ids)
+        scale = readonly(np.asarray(trace.scale, dtype=np.int64))
+        tput = cat.throughput_matrix(models, scale, gpu_types) if n else np.zeros((0, len(gpu_types)))
+        runnable = (tput > 0) & (scale[:, None] <= cap[None, :])
+        nowhere = np.flatnonzero(~runnable.any(axis=1))
+        if nowhere.size:
+            j = int(nowhere[0])
+            raise InvalidInputError(f"trace[{j}]", f"{ids[j]} ({models[j]}, scale {scale[j]})",
+                                    f"this job can run on no GPU type of the cluster {gpus}")
+        return cls(ids, models, tuple(trace.tenant), readonly(np.asarray(trace.arrival, dtype=np.float64)), scale,
+                   readonly(np.asarray(trace.iterations, dtype=np.float64)),
+                   readonly(np.asarray(trace.weight, dtype=np.float64)), readonly(tput), np.zeros(n),
+                   np.full(n, np.nan), np.zeros(n), np.zeros(n), np.zeros((n, len(gpu_types))), np.zeros(n),
+                   np.zeros(n), np.full((n, 2), -2, np.int64))
+
+    def watched(self, ids: tuple[str, ...] | None) -> np.ndarray | None:
+        """Mask of the jobs named by ``stop_when_finished`` (None if it is None)."""
+        if ids is None:
+            return None
+        index = {jid: i for i, jid in enumerate(self.ids)}
+        mask = np.zeros(len(self.ids), dtype=bool)
+        for jid in ids:
+            if jid not in index:
+                raise InvalidInputError("stop_when_finished", jid, "is not a job id of the trace")
+            mask[index[jid]] = True
+        return mask
+
+    def jobs(self, act: np.ndarray, start: float) -> _JobState:
+        """The executor's view of the active jobs ``act`` of the round starting at ``start``."""
+        return _JobState(start, act, self.scale[act], self.work[act], self.done[act], self.prev_key[act],
+                         self.deficit[act])
+
+    def problem(self, act: np.ndarray, gpus: dict[str, int], pairs: tuple[np.ndarray, np.ndarray, np.ndarray],
+                cfg: SimConfig) -> RoundProblem:
+        """The round problem of the active jobs ``act``."""
+        pj, pg, pt = pairs
+        return RoundProblem(gpu_types=tuple(gpus), capacity=np.array(list(gpus.values()), dtype=np.int64),
+                            job_ids=tuple(self.ids[i] for i in act), scale=self.scale[act],
+                            throughput=self.throughput[act], weight=self.weight[act], deficit=self.deficit[act],
+                            pair_jobs=pj, pair_gpu=pg, pair_throughput=pt, epsilon=cfg.epsilon,
+                            fairness_weight=cfg.fairness_weight)
+
+    def round_state(self, model: RoundModel, act: np.ndarray, start: float, cfg: SimConfig) -> RoundState:
+        """What the policy sees of the round."""
+        return RoundState(problem=model.problem, model=model, time=start, round_length=cfg.round_length,
+                          arrival=self.arrival[act], attained_service=self.attained[act],
+                          received=self.received[act], done_iterations=self.done[act],
+                          remaining_iterations=self.work[act] - self.done[act])
+
+    def book(self, act: np.ndarray, out: RoundOutcome) -> np.ndarray:
+        """Add the round's outcome to the jobs ``act``; returns the trace positions of the jobs that finished."""
+        self.fair_time[act] += out.fair_throughput * out.life
+        self.active_time[act] += out.life
+        self.done[act] += out.done
+        self.attained[act] += self.scale[act] * out.run_seconds
+        np.add.at(self.received, (act[out.placed], out.key[out.placed, 0]), out.run_seconds[out.placed])
+        self.prev_key[act] = out.key
+        self.deficit[act] = out.deficit
+        gone = act[out.finished]
+        self.finish[gone] = out.end[out.finished]
+        return gone
+
+    def records(self, now: float) -> tuple[JobRecord, ...]:
+        """One record per job; an unfinished job's ``active_seconds`` run to ``now``."""
+        def fair(i: int) -> float:
+            return float(self.fair_time[i] / self.active_time[i]) if self.active_time[i] > 0 else float("nan")
+
+        return tuple(
+            JobRecord(id=self.ids[i], model=self.models[i], tenant=self.tenant[i], scale=int(self.scale[i]),
+                      weight=float(self.weight[i]), arrival=float(self.arrival[i]), finish=float(self.finish[i]),
+                      iterations=float(self.work[i]), done_iterations=float(self.done[i]), fair_throughput=fair(i),
+                      active_seconds=float(max(0.0, (self.finish[i] if np.isfinite(self.finish[i]) else now)
+                                               - self.arrival[i])))
+            for i in range(len(self.ids)))
+
+
+class _PairCache:
+    """Co-location candidates of the active jobs, reused until the active set changes (they depend on it only)."""
+
+    def __init__(self, cat: Catalog, led: _Ledger, gpu_types: tuple[str, ...], cfg: SimConfig) -> None:
+        self._cat, self._led, self._gpu_types, self._cfg = cat, led, gpu_types, cfg
+        self._key = b""
+        self._pairs: tuple[np.ndarray, np.ndarray, np.ndarray] = self._none()
+
+    @staticmethod
+    def _none() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return np.zeros((0, 2), np.int64), np.zeros(0, np.int64), np.zeros((0, 2))
+
+    def get(self, act: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(pair_jobs, pair_gpu, pair_throughput)`` among ``act`` (rows of ``act``)."""
+        if not self._cfg.offers_pairs:
+            return self._none()
+        key = act.tobytes()
+        if key != self._key:
+            self._key = key
+            self._pairs = self._cat.colocation_candidates([self._led.models[i] for i in act], self._led.scale[act],
+                                                          self._gpu_types, max_per_job=self._cfg.max_pairs_per_job)
+        return self._pairs
+
+
+def _round_record(index: int, jobs: _JobState, alloc: Allocation, out: RoundOutcome, capacity: int,
+                  cfg: SimConfig, solver_seconds: float) -> RoundRecord:
+    return RoundRecord(index=index, start=jobs.start, length=cfg.round_length, active_jobs=len(jobs.index),
+                       placed_jobs=int(out.placed.sum()), utilization=float(alloc.utilization),
+                       busy_gpu_seconds=out.busy_gpu_seconds,
+                       capacity_gpu_seconds=float(capacity * cfg.round_length), solver_seconds=solver_seconds,
+                       status=str(alloc.status))
+
+
+def simulate(
+    trace: Trace,
+    cluster: str | Mapping[str, int],
+    policy: Policy | str,
+    *,
+    config: SimConfig | Mapping[str, Any] | None = None,
+    catalog: Catalog | None = None,
+    policy_options: Mapping[str, Any] | None = None,
+    name: str | None = None,
+    progress: bool | None = None,
+    **options: Any,
+) -> SimulationResult:
+    """Replay ``trace`` on ``cluster`` with ``policy`` (see the module documentation).
+
+    Parameters
+    ----------
+    trace : fairshare.sim.traces.Trace
+        Jobs with ``id``, ``arrival``, ``model``, ``scale``, ``iterations``, ``weight``, ``tenant``.
+    cluster : str or mapping
+        ``"V100=36,P100=36,K80=36"`` or ``{"V100": 36, ...}``.
+    policy : Policy or str
+        A policy object or a registered name (``policy_options`` are passed to its constructor).
+    config : SimConfig or mapping, optional
+        Options of the run (default :class:`SimConfig()`); keyword arguments override single fields
+        (``simulate(trace, cluster, "gavel", round_length=1800)``).
+    catalog : fairshare.sim.catalog.Catalog, optional
+        Throughput data (default: the built-in catalog).
+    policy_options : mapping, optional
+        Constructor options of a policy given by name.
+    name : str, optional
+        Display name of the policy in the result.
+    progress : bool, optional
+        Progress bar on stderr for runs longer than a few seconds (default on; False silences it).
+    **options
+        Fields of :class:`SimConfig`.
+
+    Returns
+    -------
+    SimulationResult
+
+    Raises
+    ------
+    InvalidInputError
+        For an invalid option, cluster, policy name or trace (a job that fits no GPU type), before any round.
+    """
+    t_wall = time.perf_counter()
+    cfg = SimConfig.coerce(config, **options)
+    gpus = parse_cluster(cluster)
+    pol = get_policy(policy, **dict(policy_options or {})) if isinstance(policy, str) else policy
+    if not isinstance(pol, Policy):
+        raise InvalidInputError("policy", policy, "must be a registered name or an object with allocate(state)")
+    cat = load_catalog() if catalog is None else catalog
+    led = _Ledger.of(trace, cat, gpus)
+    watched = led.watched(cfg.stop_when_finished)
+    watch_left = None if watched is None else int(watched.sum())
+    pairs = _PairCache(cat, led, tuple(gpus), cfg)
+    n_all, capacity = len(led.ids), sum(gpus.values())
+    order = np.argsort(led.arrival, kind="stable")
+    active: list[int] = []
+    nxt = n_finished = 0
+    t = float(led.arrival[order[0]]) if n_all else 0.0
+    rounds: list[RoundRecord] = []
+    bar = Progress(n_all, f"simulate {name or getattr(pol, 'name', 'policy')}", enabled=progress)
+    while n_finished < n_all and (cfg.max_rounds is None or len(rounds) < cfg.max_rounds) and watch_left != 0:
+        while nxt < n_all and led.arrival[order[nxt]] <= t:
+            active.append(int(order[nxt]))
+            nxt += 1
+        if not active:
+            t = float(led.arrival[order[nxt]])
+            continue
+        act = np.array(sorted(active), dtype=np.int64)  # trace order: deterministic tie-breaking
+        jobs = led.jobs(act, t)
+        t_pol = time.perf_counter()
+        model = build_model(led.problem(act, gpus, pairs.get(act), cfg))
+        alloc = pol.allocate(led.round_state(model, act, t, cfg))
+        solver_s = time.perf_counter() - t_pol
+        out = _execute_round(alloc, jobs, cfg)
+        gone = led.book(act, out)
+        n_finished += len(gone)
+        if watched is not None and watch_left is not None:
+            watch_left -= int(watched[gone].sum())
+        if len(gone):
+            left = set(gone.tolist())
+            active = [i for i in active if i not in left]
+        rounds.append(_round_record(len(rounds), jobs, alloc, out, capacity, cfg, solver_s))
+        t += cfg.round_length
+        bar.update(n_finished, f"round {len(rounds)}, {len(active)} active")
+    bar.close(f"({len(rounds)} rounds)")
+    return SimulationResult(name or str(getattr(pol, "name", policy)), led.records(t), tuple(rounds), cfg,
+                            time.perf_counter() - t_wall, gpus, dict(policy_options or {}))

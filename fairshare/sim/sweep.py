@@ -1,0 +1,127 @@
+"""Sweeps over seeds, loads and policies, run in parallel through a ``concurrent.futures.Executor``.
+
+A sweep is a list of :class:`RunSpec` (everything one simulation needs, picklable). :func:`run_sweep` submits
+one task per spec to any executor with the standard ``submit`` interface: a ``ProcessPoolExecutor`` by
+default, a ``ThreadPoolExecutor``, or a Dask distributed client's executor for sweeps that outgrow one
+machine::
+
+    from dask.distributed import Client
+    with Client("scheduler-address:8786") as client:
+        results = run_sweep(specs, executor=client.get_executor())
+
+Each task generates its trace from its seed (or reads it), so nothing large crosses process boundaries,
+and results come back in the order of ``specs`` whatever order the tasks finish in.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any
+
+from fairshare.sim.simulator import SimulationResult, simulate
+
+__all__ = ["RunSpec", "run_spec", "run_sweep"]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One simulation of a sweep.
+
+    Parameters
+    ----------
+    policy : str
+        Registered policy name.
+    cluster : str
+        ``"V100=36,P100=36,K80=36"``.
+    trace : dict
+        Keyword arguments of :func:`fairshare.sim.traces.generate_trace` (``num_jobs``, ``jobs_per_hour``,
+        ``seed``, ...), or ``{"path": FILE}`` to read a trace file.
+    policy_options : dict
+        Constructor options of the policy.
+    sim_options : dict
+        Keyword arguments of :func:`fairshare.sim.simulator.simulate`: the fields of
+        :class:`~fairshare.sim.simulator.SimConfig` (``round_length``, ``epsilon``, ...), ``catalog`` and
+        ``progress``.
+    label : str
+        Name of the run in tables (default: the policy name).
+    """
+
+    policy: str
+    cluster: str
+    trace: dict[str, Any]
+    policy_options: dict[str, Any] = field(default_factory=dict)
+    sim_options: dict[str, Any] = field(default_factory=dict)
+    label: str = ""
+
+
+def run_spec(spec: RunSpec) -> SimulationResult:
+    """Run one spec in this process (the task a sweep submits)."""
+    from fairshare.sim.traces import generate_trace, read_trace
+
+    tr = dict(spec.trace)
+    trace = read_trace(tr["path"]) if "path" in tr else generate_trace(**tr)
+    opts = {"progress": False, **spec.sim_options}
+    return simulate(trace, spec.cluster, spec.policy, policy_options=spec.policy_options,
+                    name=spec.label or spec.policy, **opts)
+
+
+def _safe_context() -> multiprocessing.context.BaseContext:
+    """Worker processes that do not inherit this process's threads.
+
+    HiGHS keeps a pool of worker threads once it has solved anything; a child *forked* from such a process
+    inherits its locks but not its threads and can deadlock in its first solve. ``forkserver`` (children
+    forked from a clean server process) or ``spawn`` avoid that.
+    """
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+def run_sweep(specs: Sequence[RunSpec], *, executor: Executor | None = None, max_workers: int | None = None,
+              progress: bool = True) -> list[SimulationResult]:
+    """Run every spec, in parallel through ``executor``.
+
+    Parameters
+    ----------
+    specs : sequence of RunSpec
+    executor : concurrent.futures.Executor, optional
+        Any executor with ``submit``; default a ``ProcessPoolExecutor`` with ``max_workers`` processes
+        (default: the number of CPUs), started with ``forkserver`` (``spawn`` where that is missing) so that
+        workers never inherit HiGHS's threads. A Dask ``Client.get_executor()`` drops in.
+    progress : bool
+        One line on stderr per finished run.
+
+    Returns
+    -------
+    list of SimulationResult
+        In the order of ``specs``.
+    """
+    specs = list(specs)
+    own = executor is None
+    ex = executor if executor is not None else \
+        ProcessPoolExecutor(max_workers=max_workers or os.cpu_count() or 1, mp_context=_safe_context())
+    try:
+        futures = {ex.submit(run_spec, s): i for i, s in enumerate(specs)}
+        results: list[SimulationResult | None] = [None] * len(specs)
+        for n, fut in enumerate(as_completed(futures), 1):
+            i = futures[fut]
+            res = results[i] = fut.result()
+            if progress:
+                print(f"[sweep] {n}/{len(specs)} {specs[i].label or specs[i].policy} "
+                      f"({res.wall_seconds:.1f} s)", file=sys.stderr, flush=True)
+        return [r for r in results if r is not None]
+    finally:
+        if own:
+            ex.shutdown()
+
+
+def grid(policies: Iterable[str], seeds: Iterable[int], loads: Iterable[float], *, cluster: str,
+         num_jobs: int, **trace_kwargs: Any) -> list[RunSpec]:
+    """The full grid policies x seeds x loads (jobs/hour) as specs with generated traces."""
+    return [RunSpec(policy=p, cluster=cluster,
+                    trace={"num_jobs": num_jobs, "jobs_per_hour": load, "seed": seed, **trace_kwargs},
+                    label=p) for p in policies for seed in seeds for load in loads]

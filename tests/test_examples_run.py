@@ -1,0 +1,23 @@
+"""The example scripts run with fairshare installed and nothing on ``sys.path``: as scripts and as modules."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from _examples import EXAMPLES
+
+SCRIPTS = ["ablations", "tradeoff_epsilon", "main_comparison", "gavel_crosscheck", "bench_simulation"]
+
+
+@pytest.mark.parametrize("how", ["script", "module"])
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_example_starts_as_a_script_and_as_a_module(name: str, how: str) -> None:
+    args = [str(EXAMPLES / f"{name}.py")] if how == "script" else ["-m", f"examples.{name}"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run = subprocess.run([sys.executable, *args, "--help"], cwd=EXAMPLES.parent, env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("usage:")
