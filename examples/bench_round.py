@@ -31,8 +31,8 @@ import numpy as np
 
 from fairshare import allocate
 from fairshare.formulation import build_model
-from fairshare.problem import RoundProblem
 from fairshare.methods.rounding import greedy_round
+from fairshare.problem import RoundProblem
 from fairshare.solvers import solve_lp
 from fairshare.testing.random_rounds import random_round
 
@@ -100,7 +100,8 @@ def summarise(rows: list[dict]) -> str:
             build = f"{med('build_s'):.3f}" if mode != "plain-round" else "-"
             solve = f"{med('solve_s'):.3f}" if mode != "plain-round" else "-"
             lines.append(f"| {n} | {rs[0]['gpus']} | {rs[0]['pairs']} | {mode} | {statuses} | {med('total_s'):.3f} "
-                         f"| {build} | {solve} | {med('objective'):.1f} | {med('shortfall') if mode != 'plain-round' else float('nan'):.2f} "
+                         f"| {build} | {solve} | {med('objective'):.1f} "
+                         f"| {med('shortfall') if mode != 'plain-round' else float('nan'):.2f} "
                          f"| {loss} | {ratio} |")
     lines.append("")
     lines.append("Speed-up of `fast` over `exact` (same round, same process; median over seeds):")

@@ -1,3 +1,5 @@
+"""``python -m fairshare``: the command line (same as the ``fairshare`` command)."""
+
 import sys
 
 from fairshare.cli import main

@@ -102,7 +102,8 @@ def test_negative_deficit_or_shortfall_is_caught():
     assert "negative deficit or shortfall" in allocation_violations(PROBLEM, dataclasses.replace(GOOD, next_deficit=nd))
     js = GOOD.job_shortfall.copy()
     js[1] = -1e-3
-    assert "negative deficit or shortfall" in allocation_violations(PROBLEM, dataclasses.replace(GOOD, job_shortfall=js))
+    bad = dataclasses.replace(GOOD, job_shortfall=js)
+    assert "negative deficit or shortfall" in allocation_violations(PROBLEM, bad)
 
 
 def test_inconsistent_next_deficit_is_caught():
