@@ -41,10 +41,8 @@ from typing import Any
 from fairshare import Status
 from fairshare.engine import Engine
 
-# GPU types in sorted order: Engine.save writes its state with sorted keys, so an engine reloaded from the
-# file sees the types in sorted order; giving them in that order from the start keeps every round
-# bit-for-bit identical across a restart (another order gives the same placements up to ties, with deficits
-# equal to within floating-point rounding).
+# The engine's state file records the order of the GPU types (`gpu_order`), so a restart is bit-for-bit
+# identical to an uninterrupted run whatever the order given here.
 CLUSTER = {"K80": 2, "P100": 2, "V100": 2}
 ROUND_SECONDS = 360.0
 EPSILON = 0.1

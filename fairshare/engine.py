@@ -4,9 +4,13 @@ A scheduler keeps one :class:`Engine`. Each round it calls :meth:`Engine.plan` w
 (their carried deficits are filled in from the engine's state), runs the placement, then calls
 :meth:`Engine.commit` with the progress each job actually received (or nothing, to take the plan as
 delivered). The deficit update is ``D_j <- max(0, D_j + (1 - epsilon) - rho_j)`` for every job of the round;
-jobs that arrive start at 0, jobs that are not in a round are dropped (finished). :meth:`Engine.save` writes
-the state atomically (temporary file in the same folder, fsync, rename), so a scheduler that restarts loses
-no fairness history.
+jobs that arrive start at 0, jobs that are not in a round are dropped (finished).
+
+Every plan is committed at most once, and only the newest plan can be committed (:meth:`Engine.commit`).
+:meth:`Engine.save` writes the state atomically and durably (see :meth:`Engine.save`), so a scheduler that
+restarts or is killed loses no fairness history; :meth:`Engine.load` accepts exactly the state schema of
+``docs/json-formats.md`` and reports anything else as :class:`~fairshare.errors.InvalidInputError` naming the
+field (``state.round_index``) or the file.
 
 >>> eng = Engine({"V100": 1}, mode="exact")
 >>> alloc = eng.plan([{"id": "a", "scale": 1, "throughput": {"V100": 3.0}},
@@ -20,69 +24,171 @@ no fairness history.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
-import math
 import os
-import tempfile
+import re
+import stat
+import sys
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from fairshare._validate import clip, is_real
 from fairshare.allocate import MODES, SolveOptions, allocate
 from fairshare.allocation import Allocation, Status
+from fairshare.documents import MAX_JSON_BYTES, read_json
 from fairshare.errors import InvalidInputError
 from fairshare.fair_share import next_deficit
-from fairshare.problem import RoundProblem
+from fairshare.problem import MAX_GPUS, MAX_VALUE, RoundProblem
 
-__all__ = ["Engine"]
+if sys.platform != "win32":
+    import fcntl
 
-_STATE_VERSION = 1
+__all__ = ["MAX_ROUND_INDEX", "STATE_KEYS", "STATE_VERSION", "Engine"]
+
+STATE_VERSION = 1
+"""The ``version`` of the state document :meth:`Engine.save` writes and :meth:`Engine.load` reads."""
+
+STATE_KEYS = frozenset({"version", "gpus", "gpu_order", "mode", "epsilon", "fairness_weight", "options",
+                        "round_index", "deficits"})
+"""The keys of a state document; any other key is an error."""
+
+MAX_ROUND_INDEX = 2**63 - 1
+"""Largest ``round_index`` (it fits a signed 64-bit integer in every other system)."""
+
+_KEEP_RECENT = 4  # committed and superseded plans remembered to explain a refused commit
+_LEGACY_TMP_AGE = 60.0  # seconds: a temporary file of fairshare 0.1's save this old is a crash's leftover
 
 
 class Engine:
     """Round-after-round allocation with carried deficits.
 
+    Every argument is checked here, with the rules of the state document (``docs/json-formats.md``):
+    a bad value raises at construction, never at a later :meth:`plan` or in a saved file. The same checks
+    run when an attribute is assigned (``engine.epsilon = 0.2``).
+
     Parameters
     ----------
     gpus : mapping of str to int
-        The cluster (GPU type -> whole GPUs). May be changed between rounds with :attr:`gpus`.
+        The cluster: GPU type (a non-empty string) -> whole GPUs, an integer from 0 to
+        :data:`~fairshare.problem.MAX_GPUS`. The order of the types is kept, in saved states too. May be
+        replaced between rounds (``engine.gpus = {...}``); :attr:`gpus` itself is read-only.
     mode : {"fast", "exact", "lp"}
         Solve mode of every round.
-    epsilon, fairness_weight : float
-        Fairness knobs of every round (spec section 1).
+    epsilon : float
+        Fairness slack of every round, in ``[0, 1)``.
+    fairness_weight : float
+        Price of weighted shortfall, ``0 < lambda <= MAX_VALUE``.
     options : SolveOptions or mapping, optional
-        Solver options.
+        Solver options; each must apply to ``mode`` (see :meth:`SolveOptions.for_mode`).
     deficits : mapping of str to float, optional
-        Initial carried deficits (e.g. from another system).
+        Initial carried deficits (e.g. from another system): job id -> number in ``[0, MAX_VALUE]``.
+    round_index : int
+        Rounds committed so far, ``0 <= round_index <= MAX_ROUND_INDEX``.
+
+    Raises
+    ------
+    InvalidInputError
+        For any invalid argument, naming it (``epsilon``, ``gpus.V100``, ``deficits.j3``,
+        ``options.threads``).
+
+    Examples
+    --------
+    >>> Engine({"V100": 2}, epsilon=float("nan"))
+    Traceback (most recent call last):
+    ...
+    fairshare.errors.InvalidInputError: `epsilon` = nan: must be a number in [0, 1)
     """
 
     def __init__(self, gpus: Mapping[str, int], *, mode: str = "fast", epsilon: float = 0.0,
                  fairness_weight: float = 100.0, options: SolveOptions | Mapping[str, Any] | None = None,
                  deficits: Mapping[str, float] | None = None, round_index: int = 0) -> None:
-        if not isinstance(mode, str) or mode not in MODES:
-            raise InvalidInputError("mode", mode, f"must be one of {', '.join(MODES)}")
-        self.gpus = dict(gpus)
-        self.mode = mode
-        self.epsilon = epsilon
-        self.fairness_weight = fairness_weight
-        self.options = SolveOptions.coerce(options).for_mode(mode)
-        self.round_index = int(round_index)
-        self._deficits: dict[str, float] = {}
-        for jid, d in (deficits or {}).items():
-            if not (isinstance(d, (int, float)) and math.isfinite(d) and d >= 0):
-                raise InvalidInputError(f"deficits.{jid}", d, "must be finite and >= 0")
-            self._deficits[str(jid)] = float(d)
+        self._configure("", gpus, mode, epsilon, fairness_weight, options, {} if deficits is None else deficits,
+                        round_index)
+
+    def _configure(self, prefix: str, gpus: object, mode: object, epsilon: object, fairness_weight: object,
+                   options: object, deficits: object, round_index: object) -> None:
+        self._gpus = _check_gpus(gpus, prefix + "gpus")
+        self._mode = _check_mode(mode, prefix + "mode")
+        self._epsilon = _check_epsilon(epsilon, prefix + "epsilon")
+        self._fairness_weight = _check_fairness_weight(fairness_weight, prefix + "fairness_weight")
+        self._options = _check_options(options, self._mode, prefix + "options")
+        self._deficits = _check_deficits(deficits, prefix + "deficits")
+        self._round_index = _check_round_index(round_index, prefix + "round_index")
         self._pending: Allocation | None = None
-        self._pending_epsilon = epsilon
+        self._pending_epsilon = self._epsilon
+        self._recent: deque[tuple[Allocation, str]] = deque(maxlen=_KEEP_RECENT)
+
+    # ------------------------------------------------------------------ settings (checked on assignment)
+    @property
+    def gpus(self) -> Mapping[str, int]:
+        """The cluster, GPU type -> whole GPUs (read-only; assign a new mapping to change it)."""
+        return MappingProxyType(self._gpus)
+
+    @gpus.setter
+    def gpus(self, value: Mapping[str, int]) -> None:
+        self._gpus = _check_gpus(value, "gpus")
+
+    @property
+    def mode(self) -> str:
+        """Solve mode of every round; the options must apply to a new mode."""
+        return self._mode
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        mode = _check_mode(value, "mode")
+        _check_options(self._options, mode, "options")
+        self._mode = mode
+
+    @property
+    def epsilon(self) -> float:
+        """Fairness slack of every round, in ``[0, 1)``."""
+        return self._epsilon
+
+    @epsilon.setter
+    def epsilon(self, value: float) -> None:
+        self._epsilon = _check_epsilon(value, "epsilon")
+
+    @property
+    def fairness_weight(self) -> float:
+        """Price of weighted shortfall (``lambda``) of every round."""
+        return self._fairness_weight
+
+    @fairness_weight.setter
+    def fairness_weight(self, value: float) -> None:
+        self._fairness_weight = _check_fairness_weight(value, "fairness_weight")
+
+    @property
+    def options(self) -> SolveOptions:
+        """Solver options of every round (checked against :attr:`mode`)."""
+        return self._options
+
+    @options.setter
+    def options(self, value: SolveOptions | Mapping[str, Any] | None) -> None:
+        self._options = _check_options(value, self._mode, "options")
+
+    @property
+    def round_index(self) -> int:
+        """Rounds committed so far."""
+        return self._round_index
+
+    @round_index.setter
+    def round_index(self, value: int) -> None:
+        self._round_index = _check_round_index(value, "round_index")
 
     @property
     def deficits(self) -> dict[str, float]:
         """Carried deficit of every job the engine knows (a copy)."""
         return dict(self._deficits)
 
+    # ------------------------------------------------------------------ rounds
     def problem(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]] = ()) -> RoundProblem:
         """The round problem for ``jobs`` with carried deficits filled in.
 
@@ -92,20 +198,26 @@ class Engine:
         docs = []
         for i, job in enumerate(jobs):
             if not isinstance(job, Mapping):
-                raise InvalidInputError(f"jobs[{i}]", job, "must be an object")
+                raise InvalidInputError(f"jobs[{i}]", clip(job), "must be an object")
             if "deficit" in job:
                 raise InvalidInputError(f"jobs[{i}].deficit", job["deficit"],
                                         "the engine carries deficits itself; leave this key out")
             d = dict(job)
             d["deficit"] = self._deficits.get(str(job.get("id")), 0.0)
             docs.append(d)
-        return RoundProblem.from_dict({"gpus": self.gpus, "jobs": docs, "colocation": list(colocation),
-                                       "epsilon": self.epsilon, "fairness_weight": self.fairness_weight})
+        return RoundProblem.from_dict({"gpus": dict(self._gpus), "jobs": docs, "colocation": list(colocation),
+                                       "epsilon": self._epsilon, "fairness_weight": self._fairness_weight})
 
     def plan(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]] = ()) -> Allocation:
-        """Solve the next round for the active ``jobs`` (and candidate pairs) with their carried deficits."""
+        """Solve the next round for the active ``jobs`` (and candidate pairs) with their carried deficits.
+
+        The result becomes the *pending* plan, the one :meth:`commit` accepts; an earlier plan that was not
+        committed is superseded. If planning raises, the pending plan is unchanged.
+        """
         problem = self.problem(jobs, colocation)
-        alloc = allocate(problem, mode=self.mode, options=self.options)
+        alloc = allocate(problem, mode=self._mode, options=self._options)
+        if self._pending is not None:
+            self._recent.append((self._pending, "superseded"))
         self._pending = alloc
         self._pending_epsilon = problem.epsilon
         return alloc
@@ -114,40 +226,76 @@ class Engine:
                progress: Mapping[str, float] | None = None) -> dict[str, float]:
         """Apply the deficit update for a round that was executed.
 
+        Only the pending plan, the allocation the last :meth:`plan` returned, can be committed, once. Refused
+        (:class:`~fairshare.errors.InvalidInputError` on field ``allocation``, state unchanged): a plan
+        that was already committed (it would count the round twice), an older plan after a newer
+        :meth:`plan` call, and an allocation this engine did not plan (a copy, ``Allocation.from_dict``, a
+        plain :func:`~fairshare.allocate` call). To record a round that ran differently from the plan
+        (an older placement kept running, a straggler), commit the pending plan with the progress actually
+        delivered in ``progress``. A pending plan does not survive :meth:`save` and :meth:`load`: plan
+        again after a restart.
+
         Parameters
         ----------
         allocation : Allocation, optional
-            The round's plan (default: the last :meth:`plan`).
+            The pending plan (default: the pending plan).
         progress : mapping of job id to float, optional
-            Progress ``rho_j`` (in fair-share units, ``tau_j / Tfair_j``) each job actually received; jobs
-            not listed are taken as planned. Use it when a job ran shorter or slower than planned.
+            Progress ``rho_j`` (in fair-share units, ``tau_j / Tfair_j``, finite and ``>= 0``) each job
+            actually received; jobs not listed are taken as planned. Use it when a job ran shorter or slower
+            than planned.
 
         Returns
         -------
         dict
             The new deficits of the round's jobs. Jobs not in the round are forgotten.
+
+        Raises
+        ------
+        InvalidInputError
+            ``allocation``: nothing pending or not the pending plan; ``progress.<id>``: a job not in the
+            round, or a progress that is not a finite number ``>= 0``. The plan stays pending after an error.
         """
-        alloc = allocation if allocation is not None else self._pending
+        alloc = self._pending if allocation is None else allocation
         if alloc is None:
-            raise InvalidInputError("allocation", None, "no round planned: call plan() first")
+            last = " (the last plan was already committed)" if self._recent and self._recent[-1][1] == "committed" \
+                else ""
+            raise InvalidInputError("allocation", None, f"no round planned{last}: call plan() first")
+        if alloc is not self._pending:
+            raise InvalidInputError("allocation", _describe(alloc), self._why_not_pending(alloc))
         if alloc.status == Status.NO_SOLUTION:
             rho = dict.fromkeys(alloc.job_ids, 0.0)
         else:
             rho = {j: float(alloc.progress[i]) for i, j in enumerate(alloc.job_ids)}
+        if progress is not None and not isinstance(progress, Mapping):
+            raise InvalidInputError("progress", clip(progress), "must be a mapping of job id -> progress")
         for jid, r in (progress or {}).items():
             if jid not in rho:
-                raise InvalidInputError(f"progress.{jid}", r, "not a job of this round")
-            if not (isinstance(r, (int, float)) and math.isfinite(r) and r >= 0):
-                raise InvalidInputError(f"progress.{jid}", r, "must be finite and >= 0")
-            rho[jid] = float(r)
+                raise InvalidInputError(f"progress.{jid}", clip(r), "not a job of this round")
+            value = _as_real(r)
+            if value is None or value < 0:
+                raise InvalidInputError(f"progress.{jid}", clip(r), "must be a finite number >= 0")
+            rho[jid] = value
         ids = list(rho)
         carried = np.array([self._deficits.get(j, 0.0) for j in ids])
         nxt = next_deficit(carried, self._pending_epsilon, np.array([rho[j] for j in ids]))
         new = dict(zip(ids, nxt.tolist()))
         self._deficits = new
-        self.round_index += 1
+        self._round_index += 1
         self._pending = None
+        self._recent.append((alloc, "committed"))
         return dict(new)
+
+    def _why_not_pending(self, alloc: object) -> str:
+        if not isinstance(alloc, Allocation):
+            return "must be the Allocation the last plan() returned"
+        for seen, what in reversed(self._recent):
+            if seen is alloc:
+                if what == "committed":
+                    return "already committed (each plan counts once; plan the next round first)"
+                return ("an older plan: plan() was called again after it; commit the newest plan, with the "
+                        "progress actually delivered as progress=")
+        return ("not the pending plan of this engine (commit the allocation its last plan() returned, with "
+                "the progress actually delivered as progress=)")
 
     def step(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]] = ()) -> Allocation:
         """:meth:`plan` and :meth:`commit` as planned, in one call."""
@@ -157,49 +305,364 @@ class Engine:
 
     # ------------------------------------------------------------------ persistence
     def state(self) -> dict[str, Any]:
-        """The engine's state as a plain JSON-able document."""
-        return {"version": _STATE_VERSION, "gpus": self.gpus, "mode": self.mode, "epsilon": self.epsilon,
-                "fairness_weight": self.fairness_weight, "options": asdict(self.options),
-                "round_index": self.round_index, "deficits": dict(self._deficits)}
+        """The engine's state as a plain JSON-able document (``docs/json-formats.md``, engine state).
+
+        ``gpu_order`` records the order of the GPU types, which a JSON object with sorted keys loses.
+
+        Examples
+        --------
+        >>> st = Engine({"V100": 2, "K80": 1}, deficits={"a": 0.5}).state()
+        >>> st["gpus"], st["gpu_order"], st["deficits"], st["version"]
+        ({'V100': 2, 'K80': 1}, ['V100', 'K80'], {'a': 0.5}, 1)
+        """
+        return {"version": STATE_VERSION, "gpus": dict(self._gpus), "gpu_order": list(self._gpus),
+                "mode": self._mode, "epsilon": self._epsilon, "fairness_weight": self._fairness_weight,
+                "options": asdict(self._options), "round_index": self._round_index,
+                "deficits": dict(self._deficits)}
 
     @classmethod
     def from_state(cls, doc: Mapping[str, Any]) -> Engine:
-        """Rebuild an engine from :meth:`state` output."""
+        """Rebuild an engine from :meth:`state` output (or a parsed state file).
+
+        The document must follow the state schema exactly: ``version`` the integer 1, ``gpus`` present,
+        no unknown key, every value of its type (no bool for a number, no float for an integer, no string
+        for either). Missing optional keys take the constructor's defaults; without ``gpu_order`` (files of
+        fairshare 0.1) the GPU types keep the order of ``gpus``.
+
+        Raises
+        ------
+        InvalidInputError
+            For any deviation, naming the field (``state.round_index``, ``state.deficits.j3``).
+        """
         if not isinstance(doc, Mapping):
-            raise InvalidInputError("state", doc, "must be an object")
-        if doc.get("version") != _STATE_VERSION:
-            raise InvalidInputError("state.version", doc.get("version"), f"expected {_STATE_VERSION}")
-        if not isinstance(doc.get("gpus"), Mapping):
-            raise InvalidInputError("state.gpus", doc.get("gpus"), "missing or not an object")
-        allowed = {"version", "gpus", "mode", "epsilon", "fairness_weight", "options", "round_index", "deficits"}
+            raise InvalidInputError("state", clip(doc), "must be an object")
+        version = doc.get("version")
+        if _as_int(version) != STATE_VERSION:
+            raise InvalidInputError("state.version", clip(version),
+                                    "missing" if "version" not in doc else f"must be the integer {STATE_VERSION}")
         for key in doc:
-            if key not in allowed:
-                raise InvalidInputError(f"state.{key}", doc[key], "unknown key")
-        return cls(doc["gpus"], mode=doc.get("mode", "fast"), epsilon=doc.get("epsilon", 0.0),
-                   fairness_weight=doc.get("fairness_weight", 100.0), options=doc.get("options"),
-                   deficits=doc.get("deficits", {}), round_index=doc.get("round_index", 0))
+            if key not in STATE_KEYS:
+                raise InvalidInputError(f"state.{key}", clip(doc[key]),
+                                        f"unknown key (allowed: {', '.join(sorted(STATE_KEYS))})")
+        if "gpus" not in doc:
+            raise InvalidInputError("state.gpus", None, "missing")
+        gpus = _check_gpus(doc["gpus"], "state.gpus")
+        if "gpu_order" in doc:
+            gpus = _ordered(gpus, doc["gpu_order"])
+        if "options" in doc and not isinstance(doc["options"], Mapping):
+            raise InvalidInputError("state.options", clip(doc["options"]), "must be an object of solve options")
+        engine = cls.__new__(cls)
+        engine._configure("state.", gpus, doc.get("mode", "fast"), doc.get("epsilon", 0.0),
+                          doc.get("fairness_weight", 100.0), doc.get("options"), doc.get("deficits", {}),
+                          doc.get("round_index", 0))
+        return engine
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write :meth:`state` as JSON atomically (temporary file in the same folder, fsync, rename)."""
-        path = Path(path)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-        try:
-            with os.fdopen(fd, "w") as f:
-                json.dump(self.state(), f, indent=2)  # key order kept: GPU type order matters
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        """Write :meth:`state` to ``path`` as JSON, atomically and durably.
+
+        The text (keys sorted, strict JSON) goes to ``.<name>.tmp`` in the same folder, which is fsynced
+        and renamed over ``path``; then the folder is fsynced. Readers therefore see the complete old or
+        the complete new state, also after a crash or ``kill -9`` at any moment.
+
+        * Concurrent saves to one path (threads or processes) are serialised by an exclusive
+          ``fcntl.flock`` on the temporary file; the last one wins. (Not on Windows.)
+        * A save killed midway leaves at most that one ``.<name>.tmp``; the next save reuses and removes
+          it. Leftovers of fairshare 0.1's saves (``.<name>.XXXXXXXX.tmp``) older than a minute are removed.
+        * An existing file keeps its permission bits (not its owner); a new one gets the umask's default.
+        * If ``path`` is a symbolic link, the link stays and the file it points to is replaced.
+
+        Raises
+        ------
+        OSError
+            If the folder is missing or not writable, the disk is full, ... The file at ``path`` is then
+            unchanged and no temporary file is left.
+        """
+        data = (json.dumps(self.state(), sort_keys=True, indent=2, allow_nan=False) + "\n").encode("ascii")
+        _write_atomically(Path(os.path.realpath(os.fspath(path))), data)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Engine:
-        """Read an engine saved by :meth:`save`."""
-        text = Path(path).read_text()
+        """Read an engine saved by :meth:`save` (see :meth:`from_state` for the rules).
+
+        Raises
+        ------
+        InvalidInputError
+            If the file is missing, unreadable, not a regular file, larger than
+            :data:`~fairshare.documents.MAX_JSON_BYTES`, not UTF-8 JSON within
+            :func:`~fairshare.documents.read_json`'s limits (nesting, number range, no duplicate key), or
+            not a valid state. The message names the field (``state`` for the file as a whole) and the path.
+        """
+        name = os.fspath(path)
+        data = _read_file(name)
         try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError("state", str(path), f"not valid JSON ({exc})") from None
-        return cls.from_state(doc)
+            return cls.from_state(read_json(data, what="state"))
+        except InvalidInputError as err:
+            field = err.field
+            if err.reason.startswith("duplicate key"):
+                field = _duplicate_key_path(data) or f"state.{field}"
+            elif field != "state" and not field.startswith(("state.", "state[")):
+                field = f"state.{field}"
+            raise InvalidInputError(field, err.value, f"{err.reason} (in {name})") from None
+
+
+# ---------------------------------------------------------------------------------------------- checks
+def _as_int(v: object) -> int | None:
+    """``v`` as an int if it is an integer (numpy integers included; not a bool, not a float), else None."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return int(v)
+    return None
+
+
+def _as_real(v: object) -> float | None:
+    """``v`` as a float if it is a finite number (ints and numpy scalars included; not a bool), else None."""
+    if isinstance(v, (int, float, np.integer, np.floating)) and is_real(v):
+        return float(v)
+    return None
+
+
+def _check_gpus(value: object, field: str) -> dict[str, int]:
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(field, clip(value), "must be an object of GPU type -> number of GPUs")
+    out: dict[str, int] = {}
+    for g, c in value.items():
+        if not isinstance(g, str) or not g:
+            raise InvalidInputError(field, clip(g), "GPU types must be non-empty strings")
+        count = _as_int(c)
+        if count is None or not 0 <= count <= MAX_GPUS:
+            raise InvalidInputError(f"{field}.{g}", clip(c), f"must be an integer from 0 to {MAX_GPUS:,} (2**31)")
+        out[g] = count
+    return out
+
+
+def _ordered(gpus: dict[str, int], order: object) -> dict[str, int]:
+    """``gpus`` with its keys in ``order`` (the state's ``gpu_order``), which must list each type once."""
+    if not (isinstance(order, list) and all(isinstance(g, str) for g in order)):
+        raise InvalidInputError("state.gpu_order", clip(order), "must be a list of GPU types")
+    if len(set(order)) != len(order) or set(order) != set(gpus):
+        raise InvalidInputError("state.gpu_order", clip(order), "must list each GPU type of `gpus` exactly once")
+    return {g: gpus[g] for g in order}
+
+
+def _check_mode(value: object, field: str) -> str:
+    if not isinstance(value, str) or value not in MODES:
+        raise InvalidInputError(field, clip(value), f"must be one of {', '.join(MODES)}")
+    return value
+
+
+def _check_epsilon(value: object, field: str) -> float:
+    epsilon = _as_real(value)
+    if epsilon is None or not 0 <= epsilon < 1:
+        raise InvalidInputError(field, clip(value), "must be a number in [0, 1)")
+    return epsilon
+
+
+def _check_fairness_weight(value: object, field: str) -> float:
+    weight = _as_real(value)
+    if weight is None or not 0 < weight <= MAX_VALUE:
+        raise InvalidInputError(field, clip(value), f"must be a number in (0, {MAX_VALUE:g}]")
+    return weight
+
+
+def _check_round_index(value: object, field: str) -> int:
+    index = _as_int(value)
+    if index is None or not 0 <= index <= MAX_ROUND_INDEX:
+        raise InvalidInputError(field, clip(value), "must be an integer from 0 to 2**63 - 1")
+    return index
+
+
+def _check_deficits(value: object, field: str) -> dict[str, float]:
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(field, clip(value), "must be an object of job id -> deficit")
+    out: dict[str, float] = {}
+    for jid, d in value.items():
+        if not isinstance(jid, str) or not jid:
+            raise InvalidInputError(field, clip(jid), "job ids must be non-empty strings")
+        deficit = _as_real(d)
+        if deficit is None or not 0 <= deficit <= MAX_VALUE:
+            raise InvalidInputError(f"{field}.{jid}", clip(d), f"must be a number in [0, {MAX_VALUE:g}]")
+        out[jid] = deficit
+    return out
+
+
+def _check_options(value: object, mode: str, field: str) -> SolveOptions:
+    if value is not None and not isinstance(value, (SolveOptions, Mapping)):
+        raise InvalidInputError(field, clip(value), "must be a SolveOptions or an object of solve options")
+    try:
+        return SolveOptions.coerce(value).for_mode(mode)
+    except InvalidInputError as err:
+        name = err.field.removeprefix("options.")
+        raise InvalidInputError(f"{field}.{name}", err.value, err.reason) from None
+
+
+def _describe(alloc: object) -> str:
+    if isinstance(alloc, Allocation):
+        return f"<Allocation of {len(alloc.job_ids)} jobs, status {alloc.status}>"
+    return type(alloc).__name__
+
+
+# ---------------------------------------------------------------------------------------------- files
+def _read_file(path: str) -> bytes:
+    """The bytes of the regular file ``path``; anything else is an InvalidInputError naming the path.
+
+    Opened without blocking (a FIFO must not hang the caller) and refused unless it is a regular file of
+    at most :data:`~fairshare.documents.MAX_JSON_BYTES` bytes.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise InvalidInputError("state", path, f"cannot open the state file ({exc.strerror or exc})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InvalidInputError("state", path, "not a regular file")
+        if info.st_size > MAX_JSON_BYTES:
+            raise InvalidInputError("state", path, f"{info.st_size} bytes, larger than the limit of "
+                                    f"{MAX_JSON_BYTES} bytes ({MAX_JSON_BYTES // 2**20} MiB)")
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := os.read(fd, 1 << 20):
+            total += len(chunk)
+            if total > MAX_JSON_BYTES:  # the file grew while being read
+                raise InvalidInputError("state", path, f"larger than the limit of {MAX_JSON_BYTES} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise InvalidInputError("state", path, f"cannot read the state file ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+
+
+class _Keys(dict[str, object]):
+    """A JSON object that remembers the first key it saw twice."""
+
+    repeated: str | None = None
+
+
+def _duplicate_key_path(data: bytes) -> str | None:
+    """The field (``state.deficits.j3``) of the first repeated key in the JSON text ``data``.
+
+    Only called after :func:`~fairshare.documents.read_json` has accepted the size, encoding and nesting
+    of ``data``; numbers are not converted (their values do not matter here).
+    """
+    def hook(pairs: list[tuple[str, object]]) -> _Keys:
+        obj = _Keys()
+        for key, value in pairs:
+            if key in obj and obj.repeated is None:
+                obj.repeated = key
+            obj[key] = value
+        return obj
+
+    def walk(node: object, path: str) -> str | None:
+        if isinstance(node, _Keys):
+            if node.repeated is not None:
+                return f"{path}.{node.repeated}"
+            items: list[tuple[str, object]] = [(f"{path}.{k}", v) for k, v in node.items()]
+        elif isinstance(node, list):
+            items = [(f"{path}[{i}]", v) for i, v in enumerate(node)]
+        else:
+            return None
+        for sub, value in items:
+            found = walk(value, sub)
+            if found is not None:
+                return found
+        return None
+
+    try:
+        doc = json.loads(data, object_pairs_hook=hook, parse_int=lambda s: 0, parse_float=lambda s: 0.0,
+                         parse_constant=lambda s: 0.0)
+    except ValueError:
+        return None
+    return walk(doc, "state")
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """``path`` names the file open as ``fd`` (not renamed or removed meanwhile)."""
+    try:
+        named = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
+
+
+def _open_locked(tmp: Path) -> int:
+    """Open (creating if needed) the temporary file ``tmp`` and hold an exclusive lock on it.
+
+    The lock is taken on the file, and a lock holder renames or removes ``tmp`` before releasing it, so a
+    saver that waited re-checks that ``tmp`` still names the file it locked, and starts over if not. A
+    ``tmp`` left by a killed saver has no lock and is reused.
+    """
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        fd = os.open(tmp, flags, 0o666)  # the umask applies
+        if sys.platform == "win32":
+            return fd
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if _same_file(fd, tmp):
+                return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    """Replace ``target`` with ``data`` (see :meth:`Engine.save` for the promises)."""
+    folder = target.parent
+    tmp = folder / f".{target.name}.tmp"
+    fd = _open_locked(tmp)
+    try:
+        try:
+            try:
+                mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+            except FileNotFoundError:
+                mode = None  # a new file: the umask's default, set when the temporary was created
+            os.ftruncate(fd, 0)  # a leftover of a killed save may hold anything
+            if mode is not None and sys.platform != "win32":
+                os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+            if sys.platform == "win32":  # Windows cannot rename an open file (and there is no lock to keep)
+                os.close(fd)
+                fd = -1
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        _fsync_folder(folder)
+    finally:
+        if fd >= 0:
+            os.close(fd)  # releases the lock
+    _remove_legacy_temporaries(folder, target.name)
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (POSIX; file systems that cannot fsync a folder are skipped)."""
+    if sys.platform == "win32":
+        return
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise
+    finally:
+        os.close(fd)
+
+
+def _remove_legacy_temporaries(folder: Path, name: str) -> None:
+    """Remove ``.<name>.XXXXXXXX.tmp`` files that fairshare 0.1's save left behind when it was killed."""
+    pattern = re.compile(rf"\.{re.escape(name)}\.[a-z0-9_]{{8}}\.tmp")
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        now = os.stat(folder).st_mtime  # the file system's clock (the rename just set it), also on NFS
+        for entry in entries:
+            if pattern.fullmatch(entry.name):
+                with contextlib.suppress(OSError):
+                    info = entry.stat(follow_symlinks=False)
+                    if stat.S_ISREG(info.st_mode) and now - info.st_mtime > _LEGACY_TMP_AGE:
+                        os.unlink(entry.path)
