@@ -82,8 +82,9 @@ H200_CLUSTER = "V100=36,P100=36,K80=36,H200=8"
 POLICIES: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("fairshare", "fairshare", {"mode": "fast"}),
     ("gavel", "gavel", {}),
-    ("gavel-ss", "gavel", {"space_sharing": True}),
+    ("gavel-ss", "gavel-ss", {}),
     ("las", "las", {}),
+    ("las-tiresias", "las-tiresias", {}),
     ("ftf", "ftf", {}),
     ("gandiva-fair", "gandiva-fair", {}),
     ("max-throughput", "max-throughput", {}),

@@ -1,8 +1,9 @@
 """Efficiency against fairness: fairshare with slack epsilon in {0, 0.05, 0.1, 0.2, 0.4}, and no fairness.
 
-The round problem (spec round-problem.md) requires ``rho_j + sigma_j >= (1 - epsilon) + D_j`` with
+The round problem requires ``rho_j + sigma_j >= (1 - epsilon) + D_j`` with
 ``epsilon < 1``, so "epsilon = 1.0 (no fairness)" cannot be a fairshare run. It is the ``max-throughput``
-policy: each round it maximises ``E = sum_j s_j tau_j / Tmax_j`` over the same columns (alone and co-located
+policy with ``objective="normalized"`` (fairshare's variant; Gavel's own objective is the raw sum of
+iterations/s): each round it maximises ``E = sum_j s_j tau_j / Tmax_j`` over the same columns (alone and co-located
 placements) with no fairness rows at all, which is exactly the objective of the round problem with
 ``lambda -> 0``. Every other row is fairshare ``fast`` with the simulator's ``epsilon`` set to the row's value
 (deficits carried, co-location on, ``fairness_weight`` 100).
@@ -71,7 +72,7 @@ def label(eps: float) -> str:
 def specs_for(eps: float, cluster: str, trace: dict, round_length: float) -> RunSpec:
     if eps >= NO_FAIRNESS:
         return RunSpec(policy="max-throughput", cluster=cluster, trace=trace,
-                       sim_options={"round_length": round_length}, label=f"eps={label(eps)}")
+                       policy_options={"objective": "normalized"}, sim_options={"round_length": round_length}, label=f"eps={label(eps)}")
     return RunSpec(policy="fairshare", cluster=cluster, trace=trace, policy_options={"mode": "fast"},
                    sim_options={"epsilon": eps, "round_length": round_length}, label=f"eps={eps:g}")
 

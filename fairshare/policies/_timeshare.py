@@ -5,23 +5,26 @@ Max-min LP (:func:`max_min_plan`)
     columns, and pair columns when it space-shares), with ``X_c`` the time fraction of the round that column
     ``c`` runs:
 
-    maximise   ``s``
-    subject to ``sum_{c ∋ j} X_c <= 1``                  (one job runs in one place at a time)
-               ``sum_{c on g} size_c X_c <= C_g``         (capacity)
-               ``sum_{c ∋ j} rho_{jc} X_c >= s * b_j``    (every job with ``b_j > 0`` reaches level ``s``)
+    maximise   ``v``
+    subject to ``sum_{c ∋ j} X_c <= 1``                       (one job runs in one place at a time)
+               ``sum_{c on g} size_c X_c <= C_g``              (capacity)
+               ``k_j sum_{c ∋ j} p_{jc} X_c >= v``             (every job reaches level ``v``)
                ``0 <= X_c <= 1``
 
-    with ``rho_{jc} = T_{jc} / Tfair_j`` (the model's ``rho_a``/``rho_b``: progress in fair-share units) and
-    per-job floors ``b_j`` (1 for Gavel's max-min; finish-time targets for FTF). These are Gavel's constraints
-    (Narayanan et al., OSDI'20, section 3.1) written over columns, so a co-located pair counts once against
-    capacity and against the time of both of its jobs.
+    with ``p_{jc}`` the *progress* of job ``j`` per unit of time in column ``c`` (:func:`column_progress`:
+    its throughput there over a reference throughput of the job; by default the model's ``rho_a`` /
+    ``rho_b``, progress in fair-share units) and a per-job scale ``k_j`` (default 1). ``gavel`` uses
+    ``p_{jc} = T_{jc} / prop_j`` and ``k_j = s_j / w_j``; ``las`` ``p_{jc} = 1`` and the same ``k_j``;
+    FTF's Newton steps use the same rows with other right-hand sides (:func:`solve_level_lp`). These are
+    Gavel's constraints (Narayanan et al., OSDI'20, section 3.1) written over columns, so a co-located pair
+    counts once against capacity and against the time of both of its jobs.
 
 Efficiency refinement (:func:`efficiency_refine`)
     A max-min LP has many optima: only the bottleneck jobs are pinned at the optimal level. Among them, the
     refinement picks one that maximises total normalised throughput ``sum_c eff_c X_c`` subject to the same
-    rows and ``sum_{c ∋ j} rho_{jc} X_c >= (1 - 1e-7) * s* b_j``. The slack keeps the LP feasible within
-    HiGHS's tolerances; targets are compared at 1e-6 in the round below, so it does not reorder ties. (Gavel's
-    optional water-filling, which raises the second-lowest level and so on, is not implemented; see
+    rows and ``k_j sum_{c ∋ j} p_{jc} X_c >= (1 - 1e-7) * level_j``. The slack keeps the LP feasible within
+    HiGHS's tolerances; targets are compared at 1e-6 in the round below, so it does not reorder ties.
+    (Gavel's optional water-filling, which raises the second-lowest level and so on, is not implemented; see
     docs/policies.md.)
 
 Integer round from time shares (:func:`priority_round`)
@@ -34,8 +37,8 @@ Integer round from time shares (:func:`priority_round`)
     job's priority on the column's type (the received time is split over the job's columns on that type in
     proportion to their targets), and a pair takes the smaller priority of its two jobs. A **fill** pass
     follows: every alone column, jobs in increasing attained service per unit of weight (ties by job index),
-    each job's types by decreasing normalised throughput ``T[j, g] / Tmax_j``, so no GPU stays idle while an
-    unplaced job fits on it.
+    each job's types by decreasing normalised throughput ``T[j, g] / Tmax_j`` (heterogeneity-agnostic
+    policies: by decreasing GPU count ``C_g``), so no GPU stays idle while an unplaced job fits on it.
 """
 
 from __future__ import annotations
@@ -50,43 +53,21 @@ from fairshare.allocation import Status
 from fairshare.errors import SolverError
 from fairshare.formulation import RoundModel
 from fairshare.methods.rounding import greedy_take
-from fairshare.policies.base import RoundState
+from fairshare.policies.base import RoundState, TimeSharePlan
 from fairshare.solvers import LinearProgram, solve_lp
 
 __all__ = [
-    "FractionalPlan", "LevelSolution", "alone_column_index", "column_mask", "efficiency_refine", "fill_order",
-    "max_min_plan", "place_alone", "priority_round", "received_fraction", "solve_level_lp", "status_of",
-    "take_in_order",
+    "LevelSolution", "Progress", "alone_column_index", "column_mask", "column_progress", "efficiency_refine",
+    "fill_order", "job_levels", "max_min_plan", "place_alone", "priority_round", "received_fraction",
+    "solve_level_lp", "status_of", "take_in_order",
 ]
 
 _TOL = 1e-6  # a time fraction below this counts as 0
 _REFINE_SLACK = 1e-7  # relative slack on the levels kept by the efficiency refinement
 
 
-@dataclass(frozen=True, slots=True)
-class FractionalPlan:
-    """A fractional (time-share) plan over the columns of a round.
-
-    Attributes
-    ----------
-    x : array (M,)
-        Time fraction of each column (0 on columns the policy does not use).
-    level : float
-        Optimal value of the LP that produced ``x`` (the max-min level ``s*``; for a refined plan, the level
-        it keeps).
-    optimal : bool
-        HiGHS proved every LP behind ``x`` optimal.
-    solves : int
-        Number of LPs solved.
-    message : str
-        HiGHS's status text of the last LP.
-    """
-
-    x: np.ndarray
-    level: float
-    optimal: bool
-    solves: int
-    message: str
+Progress = tuple[np.ndarray, np.ndarray]
+"""Per-column progress of the two members of each column, ``(p_a, p_b)`` (``p_b`` is 0 on alone columns)."""
 
 
 def column_mask(model: RoundModel, space_sharing: bool) -> np.ndarray:
@@ -104,6 +85,45 @@ def alone_column_index(model: RoundModel) -> np.ndarray:
     return idx
 
 
+def column_progress(model: RoundModel, reference: np.ndarray | None = None) -> Progress:
+    """Progress per unit of time of each column's members: their throughput there over ``reference``.
+
+    Parameters
+    ----------
+    model : RoundModel
+    reference : array (N,), optional
+        A positive reference throughput of every job (steps/s). ``None``: the fair throughput ``Tfair_j``,
+        that is the model's own ``rho_a`` and ``rho_b``.
+
+    Returns
+    -------
+    (p_a, p_b) : arrays (M,)
+        ``T_{a c} / reference_a`` and ``T_{b c} / reference_b`` (0 for the missing member of an alone column).
+    """
+    if reference is None:
+        return model.rho_a, model.rho_b
+    c = model.columns
+    ref = np.asarray(reference, dtype=np.float64)
+    if c.num == 0:
+        return np.zeros(0), np.zeros(0)
+    pair = c.is_pair
+    jb = np.where(pair, c.job_b, 0)
+    return c.tput_a / ref[c.job_a], np.where(pair, c.tput_b / ref[jb], 0.0)
+
+
+def job_levels(model: RoundModel, x: np.ndarray, progress: Progress | None = None,
+               scale: np.ndarray | None = None) -> np.ndarray:
+    """``k_j sum_{c ∋ j} p_{jc} x_c`` for every job: the left-hand side of the level rows (module doc)."""
+    c, n = model.columns, model.problem.num_jobs
+    pa, pb = column_progress(model) if progress is None else progress
+    x = np.asarray(x, dtype=np.float64)
+    level = np.bincount(c.job_a, weights=pa * x, minlength=n)
+    pair = c.is_pair
+    if pair.any():
+        level += np.bincount(c.job_b[pair], weights=(pb * x)[pair], minlength=n)
+    return level if scale is None else level * np.asarray(scale, dtype=np.float64)
+
+
 @dataclass(frozen=True, slots=True)
 class LevelSolution:
     """Result of :func:`solve_level_lp`: column values ``x`` (M,), the scalar ``v`` and HiGHS's outcome."""
@@ -114,18 +134,19 @@ class LevelSolution:
     message: str
 
 
-def solve_level_lp(model: RoundModel, usable: np.ndarray, *, rhs: np.ndarray, scale: np.ndarray | None = None,
-                   v_coef: np.ndarray | float = 0.0, v_cost: float = 0.0,
+def solve_level_lp(model: RoundModel, usable: np.ndarray, *, rhs: np.ndarray, progress: Progress | None = None,
+                   scale: np.ndarray | None = None, v_coef: np.ndarray | float = 0.0, v_cost: float = 0.0,
                    v_bounds: tuple[float, float] = (0.0, 0.0), x_cost: np.ndarray | None = None,
                    lp_algorithm: str = "dual") -> LevelSolution:
     """Solve the LP of the peer policies: columns ``X``, one scalar ``v``, time, capacity and level rows.
 
     ``max x_cost @ X + v_cost * v`` over the usable columns and ``v`` subject to the time and capacity rows of
     the module doc (:meth:`~fairshare.formulation.RoundModel.placement_rows`) and, for every job with a finite
-    ``rhs_j``, ``scale_j * sum_{c ∋ j} rho_{jc} X_c + v_coef_j * v >= rhs_j``.
+    ``rhs_j``, ``scale_j * sum_{c ∋ j} p_{jc} X_c + v_coef_j * v >= rhs_j``.
 
-    Every LP of the peer policies is of this form: Gavel's max-min (``v = s``, ``v_coef = -1``, ``rhs = 0``),
-    FTF's Newton steps (``v = r``) and the efficiency refinement (no ``v``, ``rhs`` = the levels to keep).
+    Every LP of the peer policies is of this form: the max-min LPs (``v`` the level, ``v_coef = -1``,
+    ``rhs = 0``), FTF's Newton steps (``v = r``) and the efficiency refinement (no ``v``, ``rhs`` = the levels
+    to keep).
 
     Parameters
     ----------
@@ -134,6 +155,9 @@ def solve_level_lp(model: RoundModel, usable: np.ndarray, *, rhs: np.ndarray, sc
         Columns that may be used (the others are left out of the LP and are 0 in the result).
     rhs : array (N,)
         Right-hand sides; ``-inf`` (or any non-finite value) leaves the job without a row.
+    progress : (array (M,), array (M,)), optional
+        ``p_{jc}`` of the columns' two members (:func:`column_progress`; default: the model's ``rho_a``,
+        ``rho_b``).
     scale : array (N,), optional
         Row scaling of the progress terms (default 1).
     v_coef : float or array (N,)
@@ -155,6 +179,7 @@ def solve_level_lp(model: RoundModel, usable: np.ndarray, *, rhs: np.ndarray, sc
     n, g = p.num_jobs, len(p.gpu_types)
     cols = np.flatnonzero(usable)
     m = len(cols)
+    prog_a, prog_b = column_progress(model) if progress is None else progress
     rhs = np.asarray(rhs, dtype=np.float64)
     scale = np.ones(n) if scale is None else np.asarray(scale, dtype=np.float64)
     v_coef = np.broadcast_to(np.asarray(v_coef, dtype=np.float64), (n,))
@@ -171,7 +196,7 @@ def solve_level_lp(model: RoundModel, usable: np.ndarray, *, rhs: np.ndarray, sc
     place_rows, place_cols, place_vals = model.placement_rows(cols)  # job rows 0..N-1, capacity rows N..N+G-1
     rows = np.concatenate([place_rows, fair_row[ja[a_f]], fair_row[jb[b_f]], fair_row[v_rows]])
     colx = np.concatenate([place_cols, k[a_f], k[b_f], np.full(len(v_rows), m)])
-    vals = np.concatenate([place_vals, (scale[ja] * model.rho_a[cols])[a_f], (scale[jbs] * model.rho_b[cols])[b_f],
+    vals = np.concatenate([place_vals, (scale[ja] * prog_a[cols])[a_f], (scale[jbs] * prog_b[cols])[b_f],
                            v_coef[v_rows]])
     nrows = n + g + len(fair_jobs)
     a = sp.csc_matrix((vals, (rows, colx)), shape=(nrows, m + 1))
@@ -189,27 +214,32 @@ def solve_level_lp(model: RoundModel, usable: np.ndarray, *, rhs: np.ndarray, sc
     return LevelSolution(x, float(out.x[m]), out.optimal, out.message)
 
 
-def max_min_plan(model: RoundModel, usable: np.ndarray, *, lp_algorithm: str = "ipm") -> FractionalPlan:
-    """Gavel's max-min LP (module doc) with every floor ``b_j = 1``.
+def max_min_plan(model: RoundModel, usable: np.ndarray, *, progress: Progress | None = None,
+                 scale: np.ndarray | None = None, lp_algorithm: str = "ipm") -> TimeSharePlan:
+    """The max-min LP of the module doc: the largest ``v`` with every job's level ``>= v``.
 
-    The interior-point method is the default: with equal floors the LP is massively degenerate, and HiGHS's
-    IPM solved it in 0.11 s at 1,000 jobs against 0.3 s for the dual simplex (0.22 s / 0.55 s with pairs).
+    ``job_values`` are the jobs' levels ``k_j sum_c p_{jc} X_c`` at ``x``, ``objective`` their minimum and
+    ``bound`` the LP optimum. The interior-point method is the default: with equal floors the LP is massively
+    degenerate, and HiGHS's IPM solved it in 0.11 s at 1,000 jobs against 0.3 s for the dual simplex
+    (0.22 s / 0.55 s with pairs).
     """
     n, m = model.problem.num_jobs, model.columns.num
     if n == 0 or not usable.any():
-        return FractionalPlan(np.zeros(m), 0.0, True, 0, "empty")
-    sol = solve_level_lp(model, usable, rhs=np.zeros(n), v_coef=-1.0, v_cost=1.0, v_bounds=(0.0, np.inf),
-                         lp_algorithm=lp_algorithm)
-    return FractionalPlan(sol.x, sol.v, sol.optimal, 1, sol.message)
+        return TimeSharePlan(np.zeros(m), np.zeros(n), 0.0, 0.0, True, 0, "empty")
+    sol = solve_level_lp(model, usable, rhs=np.zeros(n), progress=progress, scale=scale, v_coef=-1.0, v_cost=1.0,
+                         v_bounds=(0.0, np.inf), lp_algorithm=lp_algorithm)
+    levels = job_levels(model, sol.x, progress, scale)
+    return TimeSharePlan(sol.x, levels, float(levels.min()), sol.v, sol.optimal, 1, sol.message)
 
 
 def efficiency_refine(model: RoundModel, usable: np.ndarray, levels: np.ndarray, *,
-                      lp_algorithm: str = "ipm") -> FractionalPlan | None:
+                      progress: Progress | None = None, scale: np.ndarray | None = None,
+                      lp_algorithm: str = "ipm") -> LevelSolution | None:
     """The plan with the most normalised throughput among those that keep every job's level.
 
-    Among plans giving every job at least ``(1 - 1e-7) * levels_j`` (in fair-share units), one with the most
-    normalised throughput ``sum_c eff_c X_c``. Returns ``None`` when HiGHS does not prove an optimum (the
-    caller keeps its unrefined, feasible plan).
+    Among plans giving every job a level ``k_j sum_c p_{jc} X_c`` of at least ``(1 - 1e-7) * levels_j``, one
+    with the most normalised throughput ``sum_c eff_c X_c``. Returns ``None`` when HiGHS does not prove an
+    optimum (the caller keeps its unrefined, feasible plan).
     """
     n = model.problem.num_jobs
     if n == 0 or not usable.any():
@@ -217,12 +247,13 @@ def efficiency_refine(model: RoundModel, usable: np.ndarray, levels: np.ndarray,
     rhs = np.where(np.isfinite(levels), levels * (1.0 - _REFINE_SLACK), -np.inf)
     rhs = np.where(rhs > 0, rhs, -np.inf)
     try:
-        sol = solve_level_lp(model, usable, rhs=rhs, x_cost=model.eff, lp_algorithm=lp_algorithm)
+        sol = solve_level_lp(model, usable, rhs=rhs, progress=progress, scale=scale, x_cost=model.eff,
+                             lp_algorithm=lp_algorithm)
     except SolverError:  # pragma: no cover - the unrefined plan is feasible; HiGHS tolerances could disagree
         return None
     if not sol.optimal:  # pragma: no cover
         return None
-    return FractionalPlan(sol.x, float("nan"), True, 1, sol.message)
+    return sol
 
 
 def received_fraction(state: RoundState) -> np.ndarray:
@@ -234,18 +265,22 @@ def received_fraction(state: RoundState) -> np.ndarray:
     return np.clip(np.nan_to_num(frac, nan=0.0, posinf=0.0), 0.0, None)
 
 
-def fill_order(model: RoundModel, state: RoundState) -> np.ndarray:
+def fill_order(model: RoundModel, state: RoundState, *, agnostic: bool = False) -> np.ndarray:
     """Alone columns in fill order.
 
     Jobs by attained service per unit of weight (ties by index), each job's types by decreasing
-    ``T[j, g] / Tmax_j`` (ties by type index).
+    ``T[j, g] / Tmax_j`` (``agnostic=True``: by decreasing GPU count ``C_g``, never looking at throughputs),
+    ties by type index.
     """
     c, p = model.columns, model.problem
     k = np.arange(c.num_alone)
     ja = c.job_a[k]
     service = np.asarray(state.attained_service, dtype=np.float64) / p.weight
-    norm = c.tput_a[k] / model.tmax[ja]
-    return k[np.lexsort((c.gpu[k], -norm, ja, service[ja]))]
+    if agnostic:
+        pref = p.capacity.astype(np.float64)[c.gpu[k]]
+    else:
+        pref = c.tput_a[k] / model.tmax[ja]
+    return k[np.lexsort((c.gpu[k], -pref, ja, service[ja]))]
 
 
 def take_in_order(model: RoundModel, order: np.ndarray) -> np.ndarray:
@@ -317,7 +352,7 @@ def place_alone(model: RoundModel, order: np.ndarray, prefer: np.ndarray | None 
 
 
 def priority_round(model: RoundModel, state: RoundState, target: np.ndarray, *,
-                   fill: bool = True) -> np.ndarray:
+                   fill: bool = True, agnostic: bool = False) -> np.ndarray:
     """Gavel's priority rule from column time shares ``target`` to a 0/1 placement, then a fill pass.
 
     Parameters
@@ -329,6 +364,8 @@ def priority_round(model: RoundModel, state: RoundState, target: np.ndarray, *,
         Time fraction of each column; columns with ``target <= 1e-6`` take no part in the priority pass.
     fill : bool
         Follow with the fill pass of the module doc.
+    agnostic : bool
+        Heterogeneity-agnostic fill order (:func:`fill_order`).
 
     Returns
     -------
@@ -352,11 +389,11 @@ def priority_round(model: RoundModel, state: RoundState, target: np.ndarray, *,
     active = np.flatnonzero((target > _TOL) & (prio > 0))
     tie = -np.round(target[active], 6)  # targets equal up to LP noise tie, and go by job index
     first = active[np.lexsort((c.gpu[active], c.job_b[active], c.job_a[active], tie, -prio[active]))]
-    order = np.concatenate([first, fill_order(model, state)]) if fill else first
+    order = np.concatenate([first, fill_order(model, state, agnostic=agnostic)]) if fill else first
     return take_in_order(model, order)
 
 
-def status_of(plan: FractionalPlan, x: np.ndarray) -> Status:
+def status_of(plan: TimeSharePlan, x: np.ndarray) -> Status:
     """``OPTIMAL`` only if the plan's LPs were proven optimal and the integer placement is that very plan."""
     if plan.optimal and np.allclose(plan.x, x, atol=1e-7):
         return Status.OPTIMAL

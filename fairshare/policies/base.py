@@ -10,9 +10,15 @@ in one place): it times ``place``, checks the placement and assembles the alloca
 E, E/C, shortfall and progress in the same units, with ``mode=None`` and ``policy=name``. An infeasible
 placement is a bug of the policy, not bad input: it raises :class:`~fairshare.errors.PolicyError`.
 
-Variants are constructor flags (``GavelPolicy(space_sharing=True)``), never new if/elif branches. The
-simulator calls ``allocate`` once per round; policies may keep state between rounds only through what
-:class:`RoundState` carries, so runs are deterministic and a policy object can be reused across runs.
+Variants are constructor flags (``GavelPolicy(space_sharing=True)``), never new if/elif branches;
+:func:`policy_options` lists a registered policy's flags with their defaults. The simulator calls
+``allocate`` once per round; policies may keep state between rounds only through what :class:`RoundState`
+carries, so runs are deterministic and a policy object can be reused across runs.
+
+The peers that solve a time-share program (``gavel``, ``gavel-ss``, ``ftf``, ``max-throughput``, ``las``)
+also expose ``plan(state) -> TimeSharePlan``: the fractional optimum of their program, before ``place`` turns
+it into the round's integer placement, so that anyone can check it (``tests/test_gavel_reference.py`` checks
+it against the optima of Gavel's own code).
 
 Examples
 --------
@@ -35,6 +41,7 @@ A policy that places nothing, run through the template:
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -50,7 +57,8 @@ from fairshare.formulation import RoundModel
 from fairshare.problem import RoundProblem
 from fairshare.validators import placement_violations
 
-__all__ = ["Placed", "Policy", "RoundState", "get_policy", "policy_names", "register"]
+__all__ = ["Placed", "Policy", "RoundState", "TimeSharePlan", "get_policy", "policy_names", "policy_options",
+           "policy_summary", "register"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +130,54 @@ class Placed:
         object.__setattr__(self, "x", readonly(np.asarray(self.x, dtype=np.float64)))
 
 
+@dataclass(frozen=True, slots=True)
+class TimeSharePlan:
+    """A time-share plan of a round: the fraction of the round's time each placement column runs.
+
+    What the ``plan`` method of the LP-based peers (``gavel``, ``gavel-ss``, ``ftf``, ``max-throughput``,
+    ``las``) returns: the fractional optimum of the policy's program, before it is turned into the round's
+    integer placement. It satisfies Gavel's constraints (docs/policies.md): ``x >= 0``, every job's time
+    (over all columns that contain it) ``<= 1``, every type's GPUs ``sum_c size_c x_c <= C_g``, and no pair
+    column unless the policy space-shares.
+
+    Attributes
+    ----------
+    x : array (M,)
+        Time fraction of each column of ``state.model.columns`` (0 on columns the policy does not use);
+        read-only float64.
+    job_values : array (N,)
+        The per-job terms of the objective at ``x``: the normalised level of each job for a max-min policy,
+        ``rho_j`` for FTF, the job's throughput ``tau_j`` for max-throughput.
+    objective : float
+        The policy's objective at ``x`` (the min, max or sum of ``job_values``; with the default options it is
+        Gavel's objective value, in Gavel's units).
+    bound : float
+        The optimum as proven by the solver: the LP optimum, or for FTF the best lower bound on the smallest
+        ``max_j rho_j``. ``objective`` is within the solver's tolerance of it (within 1e-7 relative for the
+        max-min policies, whose refinement keeps every level at ``(1 - 1e-7)`` of the optimum; within the
+        policy's ``tol`` for FTF).
+    optimal : bool
+        Every program behind ``x`` was proven optimal (or the plan is optimal by construction).
+    solves : int
+        Number of LPs solved.
+    message : str
+        Solver status text (or how the plan was made).
+    """
+
+    x: np.ndarray
+    job_values: np.ndarray
+    objective: float
+    bound: float
+    optimal: bool
+    solves: int
+    message: str = ""
+
+    def __post_init__(self) -> None:
+        """Store the arrays read-only, as float64."""
+        object.__setattr__(self, "x", readonly(np.asarray(self.x, dtype=np.float64)))
+        object.__setattr__(self, "job_values", readonly(np.asarray(self.job_values, dtype=np.float64)))
+
+
 class Policy(ABC):
     """A scheduling policy: implement :meth:`place`; :meth:`allocate` is the same for every policy.
 
@@ -175,7 +231,7 @@ def _check_placement(policy: str, model: RoundModel, x: np.ndarray) -> None:
 
 
 _P = TypeVar("_P", bound=Policy)
-_REGISTRY: dict[str, Callable[..., Policy]] = {}
+_REGISTRY: dict[str, type[Policy]] = {}
 
 
 def register(name: str) -> Callable[[type[_P]], type[_P]]:
@@ -199,6 +255,61 @@ def policy_names() -> tuple[str, ...]:
     return tuple(sorted(_REGISTRY))
 
 
+def policy_options(name: str) -> dict[str, object]:
+    """The options (flags) of the policy registered as ``name``, with their defaults, in declaration order.
+
+    These are the keyword arguments :func:`get_policy` accepts for ``name`` (the fields of its dataclass).
+
+    Raises
+    ------
+    InvalidInputError
+        For an unknown name.
+
+    Examples
+    --------
+    >>> policy_options("gavel")
+    {'space_sharing': False, 'normalization': 'proportional', 'refine': True}
+    """
+    cls = _registered(name)
+    if not dataclasses.is_dataclass(cls):
+        return {}
+    out: dict[str, object] = {}
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            out[f.name] = f.default_factory()
+    return out
+
+
+def policy_summary(name: str) -> str:
+    """One line about the policy registered as ``name``: the first line of its class docstring.
+
+    Raises
+    ------
+    InvalidInputError
+        For an unknown name.
+
+    Examples
+    --------
+    >>> policy_summary("gavel-ss")
+    "Gavel's max-min fairness with space sharing: ``gavel`` with ``space_sharing=True``."
+    """
+    doc = _registered(name).__doc__ or ""
+    lines = [ln.strip() for ln in doc.strip().splitlines()]
+    return lines[0] if lines else ""
+
+
+def _registered(name: str) -> type[Policy]:
+    """The class registered as ``name``."""
+    _load_builtin()
+    if name not in _REGISTRY:
+        raise InvalidInputError("policy", name, f"unknown policy (known: {', '.join(sorted(_REGISTRY))})")
+    return _REGISTRY[name]
+
+
 def get_policy(name: str, **options: Any) -> Policy:
     """Construct the policy registered as ``name`` with keyword options (its flags).
 
@@ -207,10 +318,7 @@ def get_policy(name: str, **options: Any) -> Policy:
     InvalidInputError
         For an unknown name.
     """
-    _load_builtin()
-    if name not in _REGISTRY:
-        raise InvalidInputError("policy", name, f"unknown policy (known: {', '.join(sorted(_REGISTRY))})")
-    return _REGISTRY[name](**options)
+    return _registered(name)(**options)
 
 
 def _load_builtin() -> None:
