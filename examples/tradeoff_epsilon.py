@@ -72,7 +72,8 @@ def label(eps: float) -> str:
 def specs_for(eps: float, cluster: str, trace: dict, round_length: float) -> RunSpec:
     if eps >= NO_FAIRNESS:
         return RunSpec(policy="max-throughput", cluster=cluster, trace=trace,
-                       policy_options={"objective": "normalized"}, sim_options={"round_length": round_length}, label=f"eps={label(eps)}")
+                       policy_options={"objective": "normalized"}, sim_options={"round_length": round_length},
+                       label=f"eps={label(eps)}")
     return RunSpec(policy="fairshare", cluster=cluster, trace=trace, policy_options={"mode": "fast"},
                    sim_options={"epsilon": eps, "round_length": round_length}, label=f"eps={eps:g}")
 

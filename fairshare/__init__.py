@@ -17,7 +17,8 @@ Fairness and the model
     next_deficit        The fairness carried in time: ``max(0, D + 1 - epsilon - rho)``.
     build_model         Fair shares, placement columns and coefficients of a round (:class:`RoundModel`).
 Policies (fairshare and its peers)
-    get_policy          A policy by registry name (``"gavel"``, ``"ftf"``, ...); policy_names lists them.
+    get_policy          A policy by registry name (``"gavel"``, ``"ftf"``, ...); policy_names lists them,
+                        policy_options and policy_summary describe one.
     Policy, RoundState  The policy interface (a policy implements place(state) -> Placed) and what a policy
                         sees of a round; register adds a policy.
 Simulation
@@ -50,6 +51,7 @@ from fairshare.problem import RoundProblem
 _LAZY = {
     "Policy": "fairshare.policies", "RoundState": "fairshare.policies", "get_policy": "fairshare.policies",
     "policy_names": "fairshare.policies", "register": "fairshare.policies", "Placed": "fairshare.policies",
+    "policy_options": "fairshare.policies", "policy_summary": "fairshare.policies",
     "simulate": "fairshare.sim", "SimulationResult": "fairshare.sim", "generate_trace": "fairshare.sim",
     "read_trace": "fairshare.sim", "write_trace": "fairshare.sim", "Trace": "fairshare.sim",
     "compute_metrics": "fairshare.sim", "RunMetrics": "fairshare.sim", "run_sweep": "fairshare.sim",

@@ -67,9 +67,9 @@ class Allocation:
     mode : str or None
         The solve mode, ``exact``, ``lp`` or ``fast``; ``None`` for a policy that does not use one.
     objective : float
-        ``E - lambda * S`` (section 3); nan when ``status`` is ``no_solution``.
+        ``E_pi - lambda * S`` (section 3 with priorities); nan when ``status`` is ``no_solution``.
     efficiency : float
-        ``E``, best-GPU equivalents of work.
+        ``E``, best-GPU equivalents of work (plain: comparable across priorities).
     utilization : float
         ``E / C``.
     shortfall : float
@@ -100,6 +100,9 @@ class Allocation:
     gpu_types : tuple of str
     policy : str or None
         The policy that produced the allocation (``None`` for a plain :func:`~fairshare.allocate` call).
+    prioritized_efficiency : float
+        ``E_pi = sum_j pi_j s_j tau_j / Tmax_j``, the efficiency the round optimised (``efficiency`` when every
+        priority is 1; nan when unknown, e.g. read from a document of fairshare 0.1).
     """
 
     status: Status
@@ -126,6 +129,7 @@ class Allocation:
     job_gpu: np.ndarray
     job_partner: np.ndarray
     policy: str | None = None
+    prioritized_efficiency: float = float("nan")
 
     @classmethod
     def from_columns(cls, model: RoundModel, x: np.ndarray | None, *, status: Status, mode: str | None,
@@ -161,7 +165,7 @@ class Allocation:
             build_seconds=build_seconds, solve_seconds=solve_seconds, message=message, placements=placements,
             job_ids=ids, gpu_types=names, fair_throughput=np.asarray(model.fair.throughput), throughput=ev.tau,
             progress=ev.rho, job_shortfall=ev.sigma, next_deficit=ev.next_deficit, job_gpu=job_gpu,
-            job_partner=partner, policy=policy)
+            job_partner=partner, policy=policy, prioritized_efficiency=ev.prioritized_efficiency)
 
     @property
     def value_gain(self) -> float:
@@ -183,8 +187,9 @@ class Allocation:
         }
         out: dict[str, Any] = {
             "status": str(self.status), "mode": self.mode, "objective": _num(self.objective),
-            "efficiency": self.efficiency, "utilization": self.utilization, "shortfall": self.shortfall,
-            "mip_gap": _num(self.mip_gap), "bound": _num(self.bound), "obj_null": self.obj_null,
+            "efficiency": self.efficiency, "prioritized_efficiency": _num(self.prioritized_efficiency),
+            "utilization": self.utilization, "shortfall": self.shortfall, "mip_gap": _num(self.mip_gap),
+            "bound": _num(self.bound), "obj_null": self.obj_null,
         }
         if self.policy is not None:
             out["policy"] = self.policy
@@ -216,6 +221,7 @@ class Allocation:
             status=Status(doc["status"]), mode=doc.get("mode"), policy=doc.get("policy"),
             objective=_float(doc["objective"]),
             efficiency=doc["efficiency"], utilization=doc["utilization"], shortfall=doc["shortfall"],
+            prioritized_efficiency=_float(doc.get("prioritized_efficiency")),
             mip_gap=doc.get("mip_gap"), bound=doc.get("bound"), obj_null=doc.get("obj_null", float("nan")),
             relaxation=doc.get("relaxation"), build_seconds=doc.get("build_seconds", 0.0),
             solve_seconds=doc.get("solve_seconds", 0.0), message=doc.get("message", ""),

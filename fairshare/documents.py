@@ -41,7 +41,7 @@ MAX_JSON_DEPTH = 64
 
 #: Keys allowed in a round document, in a job object and in a co-location pair object.
 ROUND_KEYS = frozenset({"gpus", "jobs", "colocation", "epsilon", "fairness_weight"})
-JOB_KEYS = frozenset({"id", "scale", "weight", "deficit", "throughput"})
+JOB_KEYS = frozenset({"id", "scale", "weight", "deficit", "priority", "throughput"})
 PAIR_KEYS = frozenset({"jobs", "gpu", "throughput"})
 
 _MAX_INT_CHARS = 310  # a sign and 309 digits: every longer integer literal is beyond float64's 1.8e308
@@ -273,7 +273,7 @@ def round_problem_from_dict(doc: object) -> RoundProblem:
 
     N, G = len(jobs), len(gpu_types)
     ids: list[str] = []
-    scale, weight, deficit = np.empty(N), np.empty(N), np.empty(N)
+    scale, weight, deficit, priority = np.empty(N), np.empty(N), np.empty(N), np.empty(N)
     throughput = np.zeros((N, G))
     for i, job in enumerate(jobs):
         where = f"jobs[{i}]"
@@ -289,6 +289,7 @@ def round_problem_from_dict(doc: object) -> RoundProblem:
         scale[i] = _number(job.get("scale"), count=True)
         weight[i] = _number(job.get("weight", 1.0))
         deficit[i] = _number(job.get("deficit", 0.0))
+        priority[i] = _number(job.get("priority", 1.0))
         tp = job.get("throughput")
         if not isinstance(tp, Mapping):
             raise InvalidInputError(f"{where}.throughput", clip(tp), "must be an object of GPU type -> throughput")
@@ -327,7 +328,8 @@ def round_problem_from_dict(doc: object) -> RoundProblem:
 
     try:
         return RoundProblem(gpu_types=gpu_types, capacity=capacity, job_ids=tuple(ids), scale=scale,
-                            throughput=throughput, weight=weight, deficit=deficit, pair_jobs=pair_jobs,
+                            throughput=throughput, weight=weight, deficit=deficit, priority=priority,
+                            pair_jobs=pair_jobs,
                             pair_gpu=pair_gpu, pair_throughput=pair_throughput,
                             epsilon=doc.get("epsilon", 0.0), fairness_weight=doc.get("fairness_weight", 100.0))
     except InvalidInputError as err:
@@ -362,6 +364,7 @@ def _numbers(doc: Mapping[str, Any]) -> Iterator[tuple[str, object]]:
         yield f"jobs[{i}].scale", job.get("scale")
         yield f"jobs[{i}].weight", job.get("weight", 1.0)
         yield f"jobs[{i}].deficit", job.get("deficit", 0.0)
+        yield f"jobs[{i}].priority", job.get("priority", 1.0)
         for g, v in job["throughput"].items():
             yield f"jobs[{i}].throughput.{g}", v
     for p, entry in enumerate(doc.get("colocation", [])):
@@ -380,10 +383,13 @@ def round_problem_to_dict(problem: RoundProblem) -> dict[str, Any]:
     [{'id': 'a', 'scale': 1, 'weight': 1.0, 'deficit': 0.0, 'throughput': {'V100': 2.0}}]
     """
     G = problem.gpu_types
-    jobs = [{"id": jid, "scale": s, "weight": w, "deficit": d,
-             "throughput": {G[g]: t for g, t in enumerate(row) if t > 0}}
-            for jid, s, w, d, row in zip(problem.job_ids, problem.scale.tolist(), problem.weight.tolist(),
-                                         problem.deficit.tolist(), problem.throughput.tolist())]
+    jobs: list[dict[str, Any]] = [
+        {"id": jid, "scale": s, "weight": w, "deficit": d, "throughput": {G[g]: t for g, t in enumerate(row) if t > 0}}
+        for jid, s, w, d, row in zip(problem.job_ids, problem.scale.tolist(), problem.weight.tolist(),
+                                     problem.deficit.tolist(), problem.throughput.tolist())]
+    for job, pi in zip(jobs, problem.priority.tolist()):
+        if pi != 1.0:  # the default is left out, so documents without priorities read back as they were
+            job["priority"] = pi
     coloc = [{"jobs": [problem.job_ids[a], problem.job_ids[b]], "gpu": G[g], "throughput": [x, y]}
              for (a, b), g, (x, y) in zip(problem.pair_jobs.tolist(), problem.pair_gpu.tolist(),
                                           problem.pair_throughput.tolist())]

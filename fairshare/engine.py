@@ -32,7 +32,7 @@ import re
 import stat
 import sys
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from types import MappingProxyType
@@ -46,6 +46,7 @@ from fairshare.allocation import Allocation, Status
 from fairshare.documents import MAX_JSON_BYTES, read_json
 from fairshare.errors import InvalidInputError
 from fairshare.fair_share import next_deficit
+from fairshare.priority import RULES, JobState, NoPriority, PriorityRule, priority_rule
 from fairshare.problem import MAX_GPUS, MAX_VALUE, RoundProblem
 
 if sys.platform != "win32":
@@ -57,8 +58,14 @@ STATE_VERSION = 1
 """The ``version`` of the state document :meth:`Engine.save` writes and :meth:`Engine.load` reads."""
 
 STATE_KEYS = frozenset({"version", "gpus", "gpu_order", "mode", "epsilon", "fairness_weight", "options",
-                        "round_index", "deficits"})
+                        "round_index", "deficits", "priority"})
 """The keys of a state document; any other key is an error."""
+
+DEFAULT_PRIORITY = "none"
+"""The priority rule of an :class:`Engine` that is given none (:mod:`fairshare.priority`)."""
+
+JOB_STATE_KEYS = frozenset({"remaining_iterations", "done_iterations", "age_seconds"})
+"""Keys of a job object that the engine's priority rule reads; they are not part of the round document."""
 
 MAX_ROUND_INDEX = 2**63 - 1
 """Largest ``round_index`` (it fits a signed 64-bit integer in every other system)."""
@@ -109,9 +116,11 @@ class Engine:
 
     def __init__(self, gpus: Mapping[str, int], *, mode: str = "fast", epsilon: float = 0.0,
                  fairness_weight: float = 100.0, options: SolveOptions | Mapping[str, Any] | None = None,
-                 deficits: Mapping[str, float] | None = None, round_index: int = 0) -> None:
+                 deficits: Mapping[str, float] | None = None, round_index: int = 0,
+                 priority: str | PriorityRule | Callable[..., Any] | None = DEFAULT_PRIORITY) -> None:
         self._configure("", gpus, mode, epsilon, fairness_weight, options, {} if deficits is None else deficits,
                         round_index)
+        self._priority = priority_rule(priority)
 
     def _configure(self, prefix: str, gpus: object, mode: object, epsilon: object, fairness_weight: object,
                    options: object, deficits: object, round_index: object) -> None:
@@ -193,20 +202,37 @@ class Engine:
         """The round problem for ``jobs`` with carried deficits filled in.
 
         ``jobs`` are job objects of the round document (spec section 6); a ``deficit`` key in them is an
-        error (the engine owns deficits).
+        error (the engine owns deficits). They may also carry what the priority rule reads (ignored by the rule
+        ``none``): ``remaining_iterations`` (iterations left; missing: unknown, priority 1),
+        ``done_iterations`` (default 0) and ``age_seconds`` (seconds since the job arrived, default 0). With a
+        rule other than ``none`` a ``priority`` key is an error: the rule computes priorities.
         """
         docs = []
+        n = len(jobs)
+        remaining, done, age = np.full(n, np.inf), np.zeros(n), np.zeros(n)
+        ruled = not isinstance(self._priority, NoPriority)
         for i, job in enumerate(jobs):
             if not isinstance(job, Mapping):
                 raise InvalidInputError(f"jobs[{i}]", clip(job), "must be an object")
             if "deficit" in job:
                 raise InvalidInputError(f"jobs[{i}].deficit", job["deficit"],
                                         "the engine carries deficits itself; leave this key out")
-            d = dict(job)
+            if ruled and "priority" in job:
+                raise InvalidInputError(f"jobs[{i}].priority", clip(job["priority"]),
+                                        "the engine's priority rule computes priorities; leave this key out "
+                                        "or use Engine(..., priority='none')")
+            d = {k: v for k, v in job.items() if k not in JOB_STATE_KEYS}
             d["deficit"] = self._deficits.get(str(job.get("id")), 0.0)
             docs.append(d)
-        return RoundProblem.from_dict({"gpus": dict(self._gpus), "jobs": docs, "colocation": list(colocation),
-                                       "epsilon": self._epsilon, "fairness_weight": self._fairness_weight})
+            remaining[i] = _job_number(job, "remaining_iterations", i, np.inf)
+            done[i] = _job_number(job, "done_iterations", i, 0.0)
+            age[i] = _job_number(job, "age_seconds", i, 0.0)
+        problem = RoundProblem.from_dict({"gpus": dict(self._gpus), "jobs": docs, "colocation": list(colocation),
+                                          "epsilon": self._epsilon, "fairness_weight": self._fairness_weight})
+        if not ruled:
+            return problem
+        state = JobState(remaining_iterations=remaining, done_iterations=done, age=age)
+        return problem.replace(priority=self._priority.priorities(problem, state))
 
     def plan(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]] = ()) -> Allocation:
         """Solve the next round for the active ``jobs`` (and candidate pairs) with their carried deficits.
@@ -318,16 +344,19 @@ class Engine:
         return {"version": STATE_VERSION, "gpus": dict(self._gpus), "gpu_order": list(self._gpus),
                 "mode": self._mode, "epsilon": self._epsilon, "fairness_weight": self._fairness_weight,
                 "options": asdict(self._options), "round_index": self._round_index,
-                "deficits": dict(self._deficits)}
+                "deficits": dict(self._deficits), "priority": _rule_doc(self._priority)}
 
     @classmethod
-    def from_state(cls, doc: Mapping[str, Any]) -> Engine:
+    def from_state(cls, doc: Mapping[str, Any], *,
+                   priority: str | PriorityRule | Callable[..., Any] | None = None) -> Engine:
         """Rebuild an engine from :meth:`state` output (or a parsed state file).
 
         The document must follow the state schema exactly: ``version`` the integer 1, ``gpus`` present,
         no unknown key, every value of its type (no bool for a number, no float for an integer, no string
         for either). Missing optional keys take the constructor's defaults; without ``gpu_order`` (files of
-        fairshare 0.1) the GPU types keep the order of ``gpus``.
+        fairshare 0.1) the GPU types keep the order of ``gpus``; without ``priority`` the engine takes
+        :data:`DEFAULT_PRIORITY`. ``priority`` replaces the saved priority rule; it is required when the engine
+        was saved with a rule of the user's own (``"priority": {"rule": "custom"}``), which a file cannot hold.
 
         Raises
         ------
@@ -355,6 +384,7 @@ class Engine:
         engine._configure("state.", gpus, doc.get("mode", "fast"), doc.get("epsilon", 0.0),
                           doc.get("fairness_weight", 100.0), doc.get("options"), doc.get("deficits", {}),
                           doc.get("round_index", 0))
+        engine._priority = _rule_from_doc(doc.get("priority"), priority)
         return engine
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -381,7 +411,8 @@ class Engine:
         _write_atomically(Path(os.path.realpath(os.fspath(path))), data)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Engine:
+    def load(cls, path: str | os.PathLike[str], *,
+             priority: str | PriorityRule | Callable[..., Any] | None = None) -> Engine:
         """Read an engine saved by :meth:`save` (see :meth:`from_state` for the rules).
 
         Raises
@@ -395,7 +426,7 @@ class Engine:
         name = os.fspath(path)
         data = _read_file(name)
         try:
-            return cls.from_state(read_json(data, what="state"))
+            return cls.from_state(read_json(data, what="state"), priority=priority)
         except InvalidInputError as err:
             field = err.field
             if err.reason.startswith("duplicate key"):
@@ -666,3 +697,48 @@ def _remove_legacy_temporaries(folder: Path, name: str) -> None:
                     info = entry.stat(follow_symlinks=False)
                     if stat.S_ISREG(info.st_mode) and now - info.st_mtime > _LEGACY_TMP_AGE:
                         os.unlink(entry.path)
+
+
+def _job_number(job: Mapping[str, Any], key: str, i: int, default: float) -> float:
+    """A non-negative number of a job object (``remaining_iterations`` may be ``inf``: unknown)."""
+    if key not in job or job[key] is None:
+        return default
+    v = job[key]
+    number = isinstance(v, (int, float)) and not isinstance(v, bool)
+    finite_ok = number and (is_real(v) or (key == "remaining_iterations" and v == float("inf")))
+    if not (finite_ok and v >= 0):
+        raise InvalidInputError(f"jobs[{i}].{key}", clip(v), "must be a number >= 0")
+    return float(v)
+
+
+def _rule_doc(rule: PriorityRule) -> dict[str, Any]:
+    """The state file's form of a priority rule: a named rule with its parameters, or ``custom``."""
+    for name, cls in RULES.items():
+        if type(rule) is cls:
+            params = {k: getattr(rule, k) for k in ("exponent", "clip") if hasattr(rule, k)}
+            return {"rule": name, **{k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}}
+    return {"rule": "custom"}
+
+
+def _rule_from_doc(doc: object, override: str | PriorityRule | Callable[..., Any] | None) -> PriorityRule:
+    if override is not None:
+        return priority_rule(override)
+    if doc is None:  # a state of fairshare 0.1
+        return priority_rule(DEFAULT_PRIORITY)
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("rule"), str):
+        raise InvalidInputError("state.priority", clip(doc), 'must be an object {"rule": name, ...}')
+    name = doc["rule"]
+    if name == "custom":
+        raise InvalidInputError("state.priority", "custom", "the engine was saved with a priority rule of your "
+                                "own: pass it again, Engine.load(path, priority=rule)")
+    params = {k: v for k, v in doc.items() if k != "rule"}
+    for k in params:
+        if k not in ("exponent", "clip"):
+            raise InvalidInputError(f"state.priority.{k}", clip(params[k]),
+                                    "unknown key (allowed: rule, exponent, clip)")
+    if "clip" in params and isinstance(params["clip"], list):
+        params["clip"] = tuple(params["clip"])
+    try:
+        return priority_rule(name, **params)
+    except InvalidInputError as err:
+        raise InvalidInputError(f"state.{err.field}", err.value, err.reason) from None

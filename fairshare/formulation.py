@@ -10,12 +10,13 @@ Section 3 MILP (the reference formulation)
                ``sum_{c on g} size_c x_c <= C_g``                 (capacity)
                ``sum_{c ∋ j} rho_{jc} x_c + sigma_j >= need_j``   (spatiotemporal fairness)
                ``x binary, sigma >= 0``
-    with ``eff_c = sum_{j in c} s_j T_{jc} / Tmax_j``, ``rho_{jc} = T_{jc} / Tfair_j`` and
+    with ``eff_c = sum_{j in c} pi_j s_j T_{jc} / Tmax_j`` (priorities ``pi_j``, default 1),
+    ``rho_{jc} = T_{jc} / Tfair_j`` and
     ``need_j = (1 - epsilon) + D_j``.
 
 Tightened column formulation (section 5a)
     maximise   ``sum_c v_c x_c``  subject to the first two row families only, with
-    ``v_c = sum_{j in c} (lambda w_j min(rho_{jc}, need_j) + s_j T_{jc} / Tmax_j)``.
+    ``v_c = sum_{j in c} (lambda w_j min(rho_{jc}, need_j) + pi_j s_j T_{jc} / Tmax_j)``.
     For binary ``x`` its objective equals section 3's minus ``obj_null = -lambda sum_j w_j need_j``, so the two
     MILPs have the same optima; its LP relaxation is much tighter (a job cannot meet its need with a sliver of
     time), which is what makes LP-plus-rounding nearly optimal.
@@ -94,11 +95,13 @@ class Evaluation:
         Per job: throughput ``tau_j``, progress ``rho_j = tau_j / Tfair_j``, shortfall
         ``sigma_j = max(0, need_j - rho_j)`` and the deficit carried into the next round.
     efficiency : float
-        ``E = sum_j s_j tau_j / Tmax_j``.
+        ``E = sum_j s_j tau_j / Tmax_j``, best-GPU equivalents of work (plain, whatever the priorities).
     shortfall : float
         ``S = sum_j w_j sigma_j`` (normalised weights).
     objective : float
-        ``E - lambda S``.
+        ``E_pi - lambda S``, the value optimised.
+    prioritized_efficiency : float
+        ``E_pi = sum_j pi_j s_j tau_j / Tmax_j`` (equal to ``efficiency`` when every priority is 1).
     """
 
     tau: np.ndarray
@@ -108,6 +111,7 @@ class Evaluation:
     efficiency: float
     shortfall: float
     objective: float
+    prioritized_efficiency: float
 
     def __getitem__(self, key: str) -> np.ndarray | float:
         """``evaluation["objective"]``: the dictionary access of fairshare 0.1 (deprecated; use attributes)."""
@@ -137,13 +141,16 @@ class RoundModel:
     need : array (N,)
         ``(1 - epsilon) + D_j``.
     eff : array (M,)
-        Efficiency contribution of each column.
+        Efficiency contribution of each column, ``sum_{j in c} s_j T_jc / Tmax_j`` (plain).
     rho_a, rho_b : arrays (M,)
         Progress of each member in fair-share units.
     value : array (M,)
-        Tightened column value ``v_c`` (section 5a).
+        Tightened column value ``v_c`` (section 5a), with the efficiency part weighted by priority.
     obj_null : float
         Objective of the empty placement.
+    eff_priority : array (M,)
+        ``sum_{j in c} pi_j s_j T_jc / Tmax_j``: the efficiency contribution the round optimises (equal to
+        ``eff`` when every priority is 1).
     """
 
     problem: RoundProblem
@@ -157,6 +164,7 @@ class RoundModel:
     rho_b: np.ndarray
     value: np.ndarray
     obj_null: float
+    eff_priority: np.ndarray
 
     # -------------------------------------------------------------- evaluation of a (fractional) placement
     def job_throughput(self, x: np.ndarray) -> np.ndarray:
@@ -176,10 +184,13 @@ class RoundModel:
         rho = tau / self.fair.throughput
         sigma = np.maximum(0.0, self.need - rho)
         with np.errstate(invalid="ignore", divide="ignore"):
-            e = float((p.scale * tau / self.tmax).sum()) if p.num_jobs else 0.0
+            work = p.scale * tau / self.tmax
+            e = float(work.sum()) if p.num_jobs else 0.0
+            e_pi = float((p.priority * work).sum()) if p.num_jobs else 0.0
         s = float((self.weight * sigma).sum())
         return Evaluation(tau=tau, rho=rho, sigma=sigma, next_deficit=next_deficit(p.deficit, p.epsilon, rho),
-                          efficiency=e, shortfall=s, objective=e - p.fairness_weight * s)
+                          efficiency=e, shortfall=s, objective=e_pi - p.fairness_weight * s,
+                          prioritized_efficiency=e_pi)
 
     # -------------------------------------------------------------- linear programs
     def placement_rows(self, usable: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -228,7 +239,7 @@ class RoundModel:
         a = sp.csc_matrix((np.concatenate([vals, f_vals]), (np.concatenate([rows, f_rows]),
                                                             np.concatenate([cols, f_cols]))),
                           shape=(2 * n + g, m + n))
-        cost = np.concatenate([self.eff, -p.fairness_weight * self.weight])
+        cost = np.concatenate([self.eff_priority, -p.fairness_weight * self.weight])
         row_lower = np.concatenate([np.full(n + g, -np.inf), self.need])
         row_upper = np.concatenate([np.ones(n), p.capacity.astype(np.float64), np.full(n, np.inf)])
         col_upper = np.concatenate([np.ones(m), np.full(n, np.inf)])
@@ -280,10 +291,13 @@ def build_model(problem: RoundProblem) -> RoundModel:
     rho_b = np.where(pair, c.tput_b / tfair[jb], 0.0) if n else np.zeros(0)
     eff_a = c.size * c.tput_a / tmax[c.job_a] if n else np.zeros(0)
     eff_b = np.where(pair, c.size * c.tput_b / tmax[jb], 0.0) if n else np.zeros(0)
-    value = (eff_a + lam * w[c.job_a] * np.minimum(rho_a, need[c.job_a])) if n else np.zeros(0)
+    pi = problem.priority
+    eff_pi = (pi[c.job_a] * eff_a + np.where(pair, pi[jb] * eff_b, 0.0)) if n else np.zeros(0)
+    value = (pi[c.job_a] * eff_a + lam * w[c.job_a] * np.minimum(rho_a, need[c.job_a])) if n else np.zeros(0)
     if n:
-        value = value + np.where(pair, eff_b + lam * w[jb] * np.minimum(rho_b, need[jb]), 0.0)
+        value = value + np.where(pair, pi[jb] * eff_b + lam * w[jb] * np.minimum(rho_b, need[jb]), 0.0)
     obj_null = float(-lam * (w * need).sum()) if n else 0.0
-    for a in (tmax, eff_a, rho_a, rho_b, value):
+    eff = eff_a + eff_b
+    for a in (tmax, eff, eff_pi, rho_a, rho_b, value):
         a.setflags(write=False)
-    return RoundModel(problem, fs, c, tmax, w, need, eff_a + eff_b, rho_a, rho_b, value, obj_null)
+    return RoundModel(problem, fs, c, tmax, w, need, eff, rho_a, rho_b, value, obj_null, eff_pi)

@@ -74,6 +74,9 @@ class RoundProblem:
         Fairness weights ``w_j > 0`` (default 1), within a ratio of ``MAX_WEIGHT_RATIO`` of each other.
     deficit : array of float, shape (N,), optional
         Carried deficits ``0 <= D_j <= MAX_VALUE`` (default 0).
+    priority : array of float, shape (N,), optional
+        Priorities ``0 <= pi_j <= MAX_VALUE`` on the efficiency term (default 1: every job's work counts the
+        same): ``E = sum_j pi_j s_j tau_j / Tmax_j``. Not normalised; choose the scale against ``lambda``.
     pair_jobs : array of int, shape (P, 2), optional
         Job indices of co-location candidates (default: none).
     pair_gpu : array of int, shape (P,), optional
@@ -115,13 +118,15 @@ class RoundProblem:
     pair_throughput: np.ndarray
     epsilon: float
     fairness_weight: float
+    priority: np.ndarray
     _job_index: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __init__(self, gpu_types: Sequence[str], capacity: np.ndarray, job_ids: Sequence[str],
                  scale: np.ndarray, throughput: np.ndarray, weight: np.ndarray | None = None,
                  deficit: np.ndarray | None = None, pair_jobs: np.ndarray | None = None,
                  pair_gpu: np.ndarray | None = None, pair_throughput: np.ndarray | None = None,
-                 epsilon: float = 0.0, fairness_weight: float = 100.0) -> None:
+                 epsilon: float = 0.0, fairness_weight: float = 100.0,
+                 priority: np.ndarray | None = None) -> None:
         set_ = object.__setattr__
         # ---- GPU types and capacities
         types = tuple(str(g) for g in gpu_types)
@@ -174,6 +179,12 @@ class RoundProblem:
         check_array(d, d >= 0, _job_field("deficit"), "must be finite and >= 0")
         check_array(d, d <= MAX_VALUE, _job_field("deficit"), _TOO_LARGE)
         set_(self, "deficit", readonly(d))
+
+        pi = np.ones(N) if priority is None else np.asarray(priority, dtype=np.float64)
+        check_shape(pi, (N,), "priority")
+        check_array(pi, pi >= 0, _job_field("priority"), "must be finite and >= 0")
+        check_array(pi, pi <= MAX_VALUE, _job_field("priority"), _TOO_LARGE)
+        set_(self, "priority", readonly(pi))
 
         T = np.asarray(throughput, dtype=np.float64)
         T = T.reshape(N, G) if T.size == N * G else T
@@ -319,7 +330,8 @@ class RoundProblem:
         keep = (pj >= 0).all(axis=1) if self.num_pairs else np.zeros(0, bool)
         return self.replace(job_ids=tuple(self.job_ids[i] for i in rows), scale=self.scale[rows],
                             throughput=self.throughput[rows], weight=self.weight[rows],
-                            deficit=self.deficit[rows], pair_jobs=pj[keep], pair_gpu=self.pair_gpu[keep],
+                            deficit=self.deficit[rows], priority=self.priority[rows], pair_jobs=pj[keep],
+                            pair_gpu=self.pair_gpu[keep],
                             pair_throughput=self.pair_throughput[keep])
 
     # ------------------------------------------------------------------ documents (fairshare.documents)

@@ -19,7 +19,7 @@ import inspect
 import json
 import os
 import sys
-from argparse import ArgumentParser, Namespace, _SubParsersAction
+from argparse import ArgumentParser, Namespace, RawDescriptionHelpFormatter, _SubParsersAction
 from importlib import resources
 from typing import Any
 
@@ -93,6 +93,8 @@ def _run(args: Namespace, policies: list[str]) -> int:
                "progress": None if len(policies) == 1 else False}
         if name == "fairshare" and "mode" not in opts and args.mode:
             opts["mode"] = args.mode
+        if name == "fairshare" and "priority" not in opts and args.priority:
+            opts["priority"] = args.priority
         specs.append(RunSpec(policy=name, cluster=cluster, trace=trace, policy_options=opts, sim_options=sim,
                              label=label))
     if len(specs) == 1 or args.workers == 1:
@@ -175,6 +177,8 @@ def _common(p: ArgumentParser) -> None:
     sim.add_argument("--max-pairs", type=int, default=4, help="co-location candidates per job (default 4)")
     sim.add_argument("--no-colocation", action="store_true", help="offer no co-location candidates")
     sim.add_argument("--mode", choices=("fast", "exact"), default=None, help="solve mode of the fairshare policy")
+    sim.add_argument("--priority", choices=("none", "remaining", "finish-time"), default=None,
+                     help="priority rule of the fairshare policy (default: the policy's)")
     outg = p.add_argument_group("output")
     outg.add_argument("--out", default="results", help="output folder (default results/)")
     outg.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
@@ -195,6 +199,18 @@ def _trace(args: Namespace) -> int:
     return 0
 
 
+def _policy_catalog() -> str:
+    """Every registered policy with its one-line summary and its options (for ``--help``)."""
+    from fairshare.policies import policy_names, policy_options, policy_summary
+
+    lines = ["policies (NAME, then its options as key=default; pass NAME:key=value,...):"]
+    for name in policy_names():
+        opts = ", ".join(f"{k}={v!r}" for k, v in policy_options(name).items()) or "no options"
+        lines.append(f"  {name}: {policy_summary(name).replace('``', '')}")
+        lines.append(f"      {opts}")
+    return "\n".join(lines)
+
+
 def add_simulation_commands(sub: _SubParsersAction[ArgumentParser]) -> None:
     """Add ``trace``, ``simulate`` and ``compare`` to the ``fairshare`` command's subparsers."""
     t = sub.add_parser("trace", help="generate a trace file with Gavel's recipe (CSV or JSON by suffix)")
@@ -208,11 +224,14 @@ def add_simulation_commands(sub: _SubParsersAction[ArgumentParser]) -> None:
     t.add_argument("--durations", choices=("gavel", "philly"), default="gavel",
                    help="duration distribution (default gavel)")
     t.set_defaults(func=_trace)
-    s = sub.add_parser("simulate", help="replay a trace with one policy")
+    catalog = _policy_catalog()
+    s = sub.add_parser("simulate", help="replay a trace with one policy", epilog=catalog,
+                       formatter_class=RawDescriptionHelpFormatter)
     s.add_argument("--policy", default="fairshare", help="NAME or NAME:key=value,... (default fairshare)")
     _common(s)
     s.set_defaults(func=_simulate)
-    c = sub.add_parser("compare", help="replay a trace with several policies and print one table")
+    c = sub.add_parser("compare", help="replay a trace with several policies and print one table", epilog=catalog,
+                       formatter_class=RawDescriptionHelpFormatter)
     c.add_argument("--policy", action="append", help="NAME or NAME:key=value,...; repeat (default: all)")
     _common(c)
     c.set_defaults(func=_compare)

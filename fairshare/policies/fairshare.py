@@ -6,6 +6,10 @@ maximise ``E - lambda * sum_j w_j sigma_j`` subject to one placement per job, ca
 polish, the default) and ``exact`` (HiGHS to proven optimality or a time limit); see
 :func:`fairshare.allocate`.
 
+Priorities (spec section 7): ``priority`` names a rule of :mod:`fairshare.priority` (``"none"``, ``"remaining"``,
+``"finish-time"``) or is a rule object or callable; each round the rule computes ``pi_j`` from the jobs' state
+(remaining and done iterations, age) and the round is solved with them.
+
 Ablation flag ``heterogeneity_aware=False``: the policy plans as if every GPU type were equally fast for a
 job (each job's alone and co-located throughputs replaced by their mean over the types where it can run,
 so fair shares, efficiency and fairness rows see no difference between types); the placement is then
@@ -24,6 +28,7 @@ from fairshare.allocate import allocate, solve_model
 from fairshare.allocation import Allocation
 from fairshare.formulation import RoundModel, build_model
 from fairshare.policies.base import Placed, Policy, RoundState, _check_placement, register
+from fairshare.priority import JobState, NoPriority, PriorityRule, rule_from_options
 from fairshare.problem import RoundProblem
 
 __all__ = ["FairsharePolicy"]
@@ -44,12 +49,25 @@ class FairsharePolicy(Policy):
         False plans with type-blind throughputs (an ablation; see the module doc).
     options : dict
         :class:`~fairshare.allocate.SolveOptions` fields (``time_limit``, ``polish_seconds``, ...).
+    priority : str, rule or callable
+        The priority rule (:func:`fairshare.priority.priority_rule`); ``"none"``: every ``pi_j = 1``.
+    priority_exponent, priority_clip : optional
+        Parameters of a named rule (``exponent``, ``clip``); ``None``: the rule's defaults.
     """
 
     mode: str = "fast"
     epsilon: float | None = None
     heterogeneity_aware: bool = True
     options: dict[str, Any] = field(default_factory=dict)
+    priority: Any = "none"
+    priority_exponent: float | None = None
+    priority_clip: tuple[float, float] | None = None
+    _rule: PriorityRule = field(init=False, repr=False, compare=False, default=NoPriority())
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_rule", rule_from_options(
+            {"priority": self.priority, "priority_exponent": self.priority_exponent,
+             "priority_clip": self.priority_clip}))
 
     def allocate(self, state: RoundState) -> Allocation:
         """Solve the round in ``mode``: the mode's own allocation, with ``policy="fairshare"``.
@@ -71,6 +89,10 @@ class FairsharePolicy(Policy):
         problem = state.model.problem
         if self.epsilon is not None and self.epsilon != problem.epsilon:
             problem = problem.replace(epsilon=self.epsilon)
+        if not isinstance(self._rule, NoPriority):
+            jobs = JobState(remaining_iterations=state.remaining_iterations, done_iterations=state.done_iterations,
+                            age=np.maximum(0.0, state.time - state.arrival))
+            problem = problem.replace(priority=self._rule.priorities(problem, jobs))
         own_model = problem is state.model.problem
         if self.heterogeneity_aware:
             if own_model:

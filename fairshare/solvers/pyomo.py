@@ -8,7 +8,7 @@ optimum for the tightened column formulation).
 
 .. code-block:: text
 
-    max   sum_j s_j tau_j / Tmax_j  -  lambda * sum_j w_j sigma_j
+    max   sum_j pi_j s_j tau_j / Tmax_j  -  lambda * sum_j w_j sigma_j      (priorities pi_j, default 1)
     s.t.  sum_g a[j,g] + sum_{p ∋ j, g} b[p,g] <= 1                    for every job j
           sum_j s_j a[j,g] + sum_p s_p b[p,g] <= C_g                    for every type g
           tau_j = sum_g T[j,g] a[j,g] + sum_{p ∋ j, g} T[j|p,g] b[p,g]
@@ -70,9 +70,9 @@ def build_pyomo_model(model: RoundModel, *, integer: bool = True) -> Any:
     tfair, need, tmax = model.fair.throughput, model.need, model.tmax
     m.fairness = pyo.Constraint(
         m.J, rule=lambda mm, j: tau(mm, j) / float(tfair[j]) + mm.sigma[j] >= float(need[j]))
-    w, lam, s = model.weight, p.fairness_weight, p.scale
+    w, lam, s, pi = model.weight, p.fairness_weight, p.scale, p.priority
     m.objective = pyo.Objective(
-        expr=sum(float(s[j]) / float(tmax[j]) * tau(m, j) for j in range(n))
+        expr=sum(float(pi[j]) * float(s[j]) / float(tmax[j]) * tau(m, j) for j in range(n))
         - lam * sum(float(w[j]) * m.sigma[j] for j in range(n)),
         sense=pyo.maximize)
     return m
