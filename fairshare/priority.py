@@ -126,8 +126,8 @@ class NoPriority:
 
 
 @dataclass(frozen=True, slots=True)
-class Remaining:
-    """Shortest remaining work first (see the module documentation)."""
+class _Relative:
+    """A rule ``clip(ratio ** exponent, lo, hi)`` of a per-job quantity against its median over the round."""
 
     exponent: float = 1.0
     clip: tuple[float, float] = (0.05, 20.0)
@@ -135,6 +135,11 @@ class Remaining:
     def __post_init__(self) -> None:
         object.__setattr__(self, "exponent", _check_exponent(self.exponent))
         object.__setattr__(self, "clip", _check_clip(self.clip))
+
+
+@dataclass(frozen=True, slots=True)
+class Remaining(_Relative):
+    """Shortest remaining work first (see the module documentation)."""
 
     def priorities(self, problem: RoundProblem, state: JobState) -> np.ndarray:
         """``clip((median R / R_j) ** exponent)`` with ``R_j`` the best-GPU seconds left."""
@@ -146,15 +151,8 @@ class Remaining:
 
 
 @dataclass(frozen=True, slots=True)
-class FinishTime:
+class FinishTime(_Relative):
     """Jobs heading for the worst projected finish-time fairness first (see the module documentation)."""
-
-    exponent: float = 1.0
-    clip: tuple[float, float] = (0.05, 20.0)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "exponent", _check_exponent(self.exponent))
-        object.__setattr__(self, "clip", _check_clip(self.clip))
 
     def priorities(self, problem: RoundProblem, state: JobState) -> np.ndarray:
         """``clip((rho_j / median rho) ** exponent)`` with ``rho_j`` the projected finish-time ratio."""
