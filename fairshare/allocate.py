@@ -7,8 +7,9 @@ is built), solve with the method of the mode (:data:`fairshare.methods.METHODS`)
 Modes
 -----
 ``exact``
-    The round MILP solved to proven optimality (or to ``time_limit``) by HiGHS
-    (:mod:`fairshare.methods.exact`).
+    The round MILP solved to proven optimality by HiGHS, or, with ``time_limit``, the best placement known
+    when it expires: HiGHS's incumbent or fast's placement, whichever is better (:mod:`fairshare.methods.exact`).
+    The limit counts from the call (reading the round included); docs/reliability.md states the margin.
 ``lp``
     The LP relaxation; shares are time fractions of the round (:mod:`fairshare.methods.lp`).
 ``fast``
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -31,6 +33,8 @@ from fairshare.methods import METHODS, MODES, Mode, SolveOptions
 from fairshare.problem import RoundProblem
 
 __all__ = ["MODES", "Mode", "SolveOptions", "allocate", "solve_model"]
+
+_LEAST_TIME = 1e-3  # seconds left to a method whose time limit was used up reading the round (it still places)
 
 
 def allocate(
@@ -73,6 +77,7 @@ def allocate(
     >>> str(alloc.status), [(p.jobs, p.gpu) for p in alloc.placements]
     ('optimal', [(('a',), 'V100'), (('b',), 'K80')])
     """
+    start = time.perf_counter()
     method = _mode(mode)
     opts = SolveOptions.coerce(options, **option_overrides).for_mode(method)
     if isinstance(problem, (str, bytes)):
@@ -83,7 +88,7 @@ def allocate(
         raise InvalidInputError("problem", type(problem).__name__, "must be a RoundProblem, a dict or JSON text")
     t0 = time.perf_counter()
     model = build_model(problem)
-    return _solve(model, method, opts, time.perf_counter() - t0)
+    return _solve(model, method, opts, time.perf_counter() - t0, spent=time.perf_counter() - start)
 
 
 def solve_model(model: RoundModel, *, mode: str = "fast",
@@ -103,7 +108,10 @@ def _mode(mode: object) -> Mode:
     return Mode(mode)
 
 
-def _solve(model: RoundModel, mode: Mode, opts: SolveOptions, model_seconds: float) -> Allocation:
+def _solve(model: RoundModel, mode: Mode, opts: SolveOptions, model_seconds: float, spent: float = 0.0) -> Allocation:
+    """Solve with the mode's method; ``spent``: seconds of the call already used (taken off ``time_limit``)."""
+    if opts.time_limit is not None and spent > 0:
+        opts = replace(opts, time_limit=max(opts.time_limit - spent, _LEAST_TIME))
     if model.problem.num_jobs == 0:
         return Allocation.from_columns(model, np.zeros(0), status=Status.OPTIMAL, mode=mode.value, mip_gap=0.0,
                                        bound=0.0, build_seconds=model_seconds, message="empty round")

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from fairshare._validate import clip
+from fairshare.errors import InvalidInputError
 
 if TYPE_CHECKING:  # pragma: no cover
     from fairshare.formulation import RoundModel
@@ -24,15 +28,22 @@ else:  # pragma: no cover
         def __str__(self) -> str:
             return str(self.value)
 
-__all__ = ["Allocation", "Placement", "Status"]
+__all__ = ["SHARE_TOLERANCE", "Allocation", "Placement", "Status", "clean_shares"]
+
+SHARE_TOLERANCE = 1e-9
+"""Column values at or below this are not placements (solver noise); see :func:`clean_shares`."""
+
+_REQUIRED_KEYS = ("status", "objective", "efficiency", "utilization", "shortfall", "placements", "jobs")
 
 
 class Status(StrEnum):
     """How a round was solved.
 
     ``OPTIMAL``: HiGHS proved optimality (``exact`` within the MIP gap, ``lp`` exactly).
-    ``TIME_LIMIT``: ``exact`` stopped at its time limit with an incumbent (see ``mip_gap``).
-    ``NO_SOLUTION``: ``exact`` stopped with no incumbent; ``placements`` is empty and nothing should run.
+    ``TIME_LIMIT``: ``exact`` reached its time limit; the placement is the best known then, HiGHS's incumbent
+    or fast's placement (see ``mip_gap`` and ``message``).
+    ``NO_SOLUTION``: ``exact`` on the pyomo backend stopped with no incumbent; ``placements`` is empty and
+    nothing should run. (On the default backend a time-limited ``exact`` always has fast's placement.)
     ``HEURISTIC``: ``fast``: a feasible integer placement, optimality not claimed (see ``mip_gap``, the
     certified gap to the LP bound).
     """
@@ -138,14 +149,17 @@ class Allocation:
                      message: str = "") -> Allocation:
         """The allocation given by column values ``x`` of ``model`` (``None``: no solution, nothing placed).
 
-        Every number (E, E/C, shortfall, per-job throughput, progress, next deficit) is computed from ``x``
+        ``x`` is cleaned once, by :func:`clean_shares` (solver noise such as ``-1e-12`` or ``1 + 1e-10``
+        clipped, shares of at most :data:`SHARE_TOLERANCE` dropped); the placements and every number (E, E/C,
+        shortfall, per-job throughput, progress, next deficit) come from that one cleaned ``x``, the numbers
         by :meth:`~fairshare.formulation.RoundModel.evaluate`, so every solve mode and every policy reports
-        them in the same units. Integer modes (``mode != "lp"``) report placements with share 1.
+        them in the same units and no job has progress without a placement. Integer modes
+        (``mode != "lp"``) report placements with share 1.
         """
         p, c = model.problem, model.columns
-        xv = np.zeros(c.num) if x is None else np.asarray(x, dtype=np.float64)
+        xv = clean_shares(np.zeros(c.num) if x is None else x)
         ev = model.evaluate(xv)
-        on = np.flatnonzero(xv > 1e-9)
+        on = np.flatnonzero(xv)
         integral = mode != "lp"
         ja, jb, g, size = c.job_a[on].tolist(), c.job_b[on].tolist(), c.gpu[on].tolist(), c.size[on].tolist()
         shares = [1.0] * len(on) if integral else xv[on].tolist()
@@ -201,13 +215,53 @@ class Allocation:
         return out
 
     def to_json(self, **kwargs: Any) -> str:
-        """:meth:`to_dict` as JSON text (indented by 2 unless ``indent`` is given)."""
+        """:meth:`to_dict` as strict JSON text (indented by 2 unless ``indent`` is given).
+
+        Never writes ``NaN`` or ``Infinity`` (unknown numbers are ``null``); a non-finite number elsewhere is a
+        bug and raises ``ValueError`` instead of producing text other programs cannot read.
+        """
         kwargs.setdefault("indent", 2)
+        kwargs.setdefault("allow_nan", False)
         return json.dumps(self.to_dict(), **kwargs)
 
     @classmethod
-    def from_dict(cls, doc: dict[str, Any]) -> Allocation:
-        """Rebuild an allocation from :meth:`to_dict` output (for records and the stateful engine)."""
+    def from_dict(cls, doc: Mapping[str, Any]) -> Allocation:
+        """Rebuild an allocation from :meth:`to_dict` output (for records and the stateful engine).
+
+        Raises
+        ------
+        InvalidInputError
+            If ``doc`` is not such a document: the error names the missing or malformed key.
+
+        Examples
+        --------
+        >>> Allocation.from_dict({})
+        Traceback (most recent call last):
+        ...
+        fairshare.errors.InvalidInputError: `allocation.status` = None: missing
+        """
+        if not isinstance(doc, Mapping):
+            raise InvalidInputError("allocation", clip(doc), "must be an allocation document (a JSON object)")
+        for key in _REQUIRED_KEYS:
+            if key not in doc:
+                raise InvalidInputError(f"allocation.{key}", None, "missing")
+        try:
+            return cls._from_dict(doc)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            if isinstance(exc, InvalidInputError):
+                raise
+            raise InvalidInputError("allocation", clip(doc), f"malformed allocation document "
+                                    f"({type(exc).__name__}: {clip(str(exc), 120)})") from None
+
+    @classmethod
+    def _from_dict(cls, doc: Mapping[str, Any]) -> Allocation:
+        if doc["status"] not in tuple(Status):
+            raise InvalidInputError("allocation.status", clip(doc["status"]),
+                                    f"must be one of {', '.join(Status)}")
+        if not isinstance(doc["jobs"], Mapping):
+            raise InvalidInputError("allocation.jobs", clip(doc["jobs"]), "must be an object of job id -> results")
+        if not isinstance(doc["placements"], list):
+            raise InvalidInputError("allocation.placements", clip(doc["placements"]), "must be a list")
         ids = tuple(doc["jobs"])
         gpu_types = tuple(doc.get("gpu_types", sorted({p["gpu"] for p in doc["placements"]})))
         gidx = {g: i for i, g in enumerate(gpu_types)}
@@ -230,6 +284,20 @@ class Allocation:
             job_ids=ids, gpu_types=gpu_types, fair_throughput=col["fair_throughput"],
             throughput=col["throughput"], progress=col["progress"], job_shortfall=col["shortfall"],
             next_deficit=col["next_deficit"], job_gpu=job_gpu, job_partner=partner)
+
+
+def clean_shares(x: np.ndarray | Sequence[float]) -> np.ndarray:
+    """Column values as reported: clipped to [0, 1], shares of at most :data:`SHARE_TOLERANCE` set to 0.
+
+    Solvers return values such as ``-1e-12`` or ``1 + 1e-10`` for 0 and 1 (HiGHS's tolerances); NaN becomes 0.
+
+    Examples
+    --------
+    >>> clean_shares([-1e-9, 5e-10, 0.25, 1.0000001, float("nan")]).tolist()
+    [0.0, 0.0, 0.25, 1.0, 0.0]
+    """
+    xv = np.asarray(x, dtype=np.float64)
+    return np.where(xv > SHARE_TOLERANCE, np.minimum(xv, 1.0), 0.0)
 
 
 def _job_arrays(n: int, members: list[tuple[tuple[int, ...], int, float]],

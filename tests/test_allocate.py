@@ -1,7 +1,7 @@
 """Tests of fairshare.allocate: the spec example, a brute-force reference, and the contract over all modes.
 
-Objectives are recomputed here from the placements alone (``reference``), with the formulas of spec
-sections 2 and 3, so that the tests do not trust the library's own evaluation.
+Objectives are recomputed from the placements alone (``reference``: :func:`fairshare.testing.recompute.recompute`),
+with the formulas of spec sections 2 and 3, so that the tests do not trust the library's own evaluation.
 """
 
 from __future__ import annotations
@@ -25,9 +25,12 @@ from fairshare.cli import example_round_text
 from fairshare.errors import InvalidInputError
 from fairshare.fair_share import fair_share
 from fairshare.formulation import build_model
+from fairshare.methods.exact import DEADLINE_MARGIN_SECONDS
 from fairshare.problem import RoundProblem
 from fairshare.solvers import SolverOutcome, Termination
 from fairshare.testing.random_rounds import random_round
+from fairshare.testing.recompute import placements_of
+from fairshare.testing.recompute import recompute as reference
 from fairshare.testing.strategies import round_documents, round_problems
 from fairshare.validators import allocation_violations
 
@@ -39,41 +42,6 @@ SPEC_ROUND: dict[str, Any] = json.loads(example_round_text())  # the round of sp
 def tol(alloc: Allocation) -> float:
     """Absolute tolerance for comparing objectives of one round: 1e-6 relative to its scale."""
     return 1e-6 * max(1.0, abs(alloc.obj_null))
-
-
-def reference(problem: RoundProblem, placements: list[tuple[tuple[str, ...], str, float]]) -> dict[str, Any]:
-    """Section 3 quantities of a (fractional) placement, from the round alone (fair throughput from section 2)."""
-    n = problem.num_jobs
-    idx = {j: i for i, j in enumerate(problem.job_ids)}
-    pairs = {}
-    for (a, b), g, (ta, tb) in zip(problem.pair_jobs.tolist(), problem.pair_gpu.tolist(),
-                                   problem.pair_throughput.tolist()):
-        pairs[(a, b, g)] = (ta, tb)
-        pairs[(b, a, g)] = (tb, ta)
-    tau = np.zeros(n)
-    for jobs, gpu, share in placements:
-        g = problem.gpu_types.index(gpu)
-        if len(jobs) == 1:
-            tau[idx[jobs[0]]] += share * problem.throughput[idx[jobs[0]], g]
-        else:
-            a, b = idx[jobs[0]], idx[jobs[1]]
-            ta, tb = pairs[(a, b, g)]
-            tau[a] += share * ta
-            tau[b] += share * tb
-    tfair = fair_share(problem).throughput
-    tmax = np.where(problem.runnable, problem.throughput, 0.0).max(axis=1) if n else np.zeros(0)
-    w = problem.weight / problem.weight.mean() if n else np.zeros(0)
-    need = 1 - problem.epsilon + problem.deficit
-    rho = tau / tfair
-    sigma = np.maximum(0.0, need - rho)
-    e = float((problem.scale * tau / tmax).sum())
-    s = float((w * sigma).sum())
-    return {"tau": tau, "rho": rho, "sigma": sigma, "efficiency": e, "shortfall": s,
-            "objective": e - problem.fairness_weight * s, "obj_null": -problem.fairness_weight * float(w @ need)}
-
-
-def placements_of(alloc: Allocation) -> list[tuple[tuple[str, ...], str, float]]:
-    return [(p.jobs, p.gpu, p.share) for p in alloc.placements]
 
 
 def brute_force(problem: RoundProblem) -> float:
@@ -452,19 +420,12 @@ def test_deficit_makes_a_job_preferred():
 def test_time_limit_is_honoured_on_a_large_round():
     problem = random_round(3000)
     alloc = allocate(problem, mode="exact", time_limit=0.05)
-    assert str(alloc.status) in ("time_limit", "no_solution", "optimal")
-    # the unlimited solve takes seconds; HiGHS checks its clock only now and then, so allow an overshoot
-    assert alloc.solve_seconds < 4.0
-    assert alloc.mip_gap is not None
-    if str(alloc.status) == "no_solution":
-        assert alloc.placements == ()
-        assert np.isnan(alloc.objective)
-        assert alloc.mip_gap == float("inf")
-        assert alloc.to_dict()["placements"] == []
-    else:
-        assert allocation_violations(problem, alloc) == []
-        if str(alloc.status) == "optimal":  # only if HiGHS really finished
-            assert alloc.mip_gap <= 1e-6
+    assert str(alloc.status) == "time_limit"  # the unlimited solve takes seconds
+    # the limit bounds the whole call (docs/reliability.md), and the best placement known then is returned
+    assert alloc.build_seconds + alloc.solve_seconds <= 0.05 + DEADLINE_MARGIN_SECONDS
+    assert alloc.placements and allocation_violations(problem, alloc) == []
+    assert alloc.mip_gap is not None and np.isfinite(alloc.mip_gap)
+    assert alloc.to_dict()["placements"]
 
 
 def test_time_limited_incumbent_reports_an_honest_gap():

@@ -278,6 +278,7 @@ def test_old_path_is_the_same_module_and_warns(monkeypatch: pytest.MonkeyPatch) 
 
 def test_public_names() -> None:
     assert sorted(catalog_pkg.__all__) == sorted(["CATALOGS", "CATALOG_FILES", "DATA_DIR", "DERIVATIONS",
-                                                  "Catalog", "Source", "load_catalog"])
+                                                  "CatalogFileInfo", "Catalog", "Source", "inspect_file",
+                                                  "load_catalog"])
     for name in catalog_pkg.__all__:
         assert name in (catalog_pkg.__doc__ or ""), name               # the docstring indexes every name

@@ -132,3 +132,38 @@ def test_invalid_job_record_rejected(tmp_path: Path) -> None:
 def test_import_does_not_load_matplotlib() -> None:
     code = "import sys, fairshare.sim.plots, fairshare.sim.metrics; assert 'matplotlib' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[1])
+
+
+def test_rho_cdf_has_a_log_axis_so_a_long_tail_does_not_squash_the_others() -> None:
+    tail = _jobs(1.0)
+    tail[0] = JobRecord("late", "m", "", 1, 1.0, 0.0, 976.0 * 10_000.0, 1000.0, 1000.0, 0.1, 976.0 * 10_000.0)
+    ax = plots._rho_cdf_figure({"tail": tail, "fifo": _jobs(1.2)}).axes[0]
+    assert ax.get_xscale() == "log" and "log axis" in ax.get_xlabel()
+    lo, hi = ax.get_xlim()
+    assert hi >= 976.0 and lo <= 0.5
+
+
+def test_rho_and_jct_legends_count_censored_jobs_apart() -> None:
+    jobs = _jobs(1.0, n=5)
+    jobs[1] = JobRecord(**{**jobs[1].to_dict(), "censored": True})
+    labels = [t.get_text() for t in plots._rho_cdf_figure({"p": jobs}).axes[0].get_legend().get_texts()]
+    assert labels[0] == "p (1 censored)"
+
+
+def test_utilization_is_a_rolling_mean_over_the_raw_rounds() -> None:
+    alternating = [RoundRecord(k, 360.0 * k, 360.0, 5, 5, 1.0 if k % 2 else 0.2, 0.0, 2880.0, 0.01, "optimal")
+                   for k in range(1000)]
+    ax = plots._utilization_figure({"p": alternating}).axes[0]
+    dots, line = ax.get_lines()[:2]
+    assert dots.get_linestyle() == "None" and len(dots.get_ydata()) == 1000      # every raw round, as a dot
+    w = plots.rolling_window(1000)
+    assert w == 20 and f"rolling mean of {w} round(s)" in ax.get_title()
+    y = np.asarray(line.get_ydata(), float)
+    assert np.allclose(y[w:], 0.6)                                                 # the level, not a band
+    assert y[0] == pytest.approx(0.2)
+
+
+def test_rolling_mean_skips_idle_rounds() -> None:
+    y = np.array([1.0, np.nan, 3.0, np.nan, np.nan, np.nan])
+    np.testing.assert_allclose(plots._rolling_mean(y, 3), [1.0, 1.0, 2.0, 3.0, 3.0, np.nan])
+    assert plots._rolling_mean(y, 1) is y

@@ -31,6 +31,7 @@ import traceback
 from collections.abc import Sequence
 
 from fairshare.cli.allocate import add_allocate_command, example_round_text
+from fairshare.cli.catalog import add_catalog_command
 from fairshare.cli.simulate import add_simulation_commands
 from fairshare.errors import FairshareError, InvalidInputError, SolverError
 
@@ -52,14 +53,27 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     add_allocate_command(sub)
     add_simulation_commands(sub)
+    add_catalog_command(sub)
     for command in sub.choices.values():
         # SUPPRESS: a subcommand sets ``debug`` only when given, so ``fairshare --debug allocate`` keeps it
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     return parser
 
 
+_MAX_LINE = 1000  # characters of an error line; a value may be megabytes long (a 1 MB job id)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[: limit - 30]}... ({len(text)} characters)"
+
+
 def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())
+    """The error as one line of bounded length (the field, value and reason of bad input each cut if long)."""
+    if isinstance(exc, InvalidInputError):
+        text = f"`{_cut(str(exc.field), 200)}` = {_cut(repr(exc.value), 120)}: {_cut(str(exc.reason), 600)}"
+    else:
+        text = str(exc)
+    return _cut(" ".join(text.split()), _MAX_LINE)
 
 
 def _kind(exc: BaseException) -> str:

@@ -12,8 +12,10 @@ from importlib import resources
 from typing import Any
 
 from fairshare import MODES, allocate
-from fairshare.cli._files import read_text, write_text
+from fairshare.cli._files import cannot, read_bytes, read_stream, write_text
+from fairshare.documents import MAX_JSON_BYTES
 from fairshare.errors import InvalidInputError
+from fairshare.methods import SolveOptions
 
 __all__ = ["add_allocate_command", "example_round_text", "run_allocate"]
 
@@ -32,23 +34,38 @@ def run_allocate(args: Namespace) -> int:
     """Run ``fairshare allocate`` with parsed arguments; returns the exit status (0)."""
     if args.example == (args.round is not None):
         raise InvalidInputError("ROUND", args.round, "give a round file or --example (not both)")
-    if args.example:
-        text = example_round_text()
-    elif args.round == "-":
-        text = sys.stdin.read()
-    else:
-        text = read_text("ROUND", args.round)
     options: dict[str, Any] = {}
     if args.time_limit is not None:
         options["time_limit"] = args.time_limit
-    alloc = allocate(text, mode=args.mode, **options)
-    out = alloc.to_json(indent=2)
+    try:  # refused before anything is read
+        SolveOptions.coerce(None, **options).for_mode(args.mode)
+    except InvalidInputError as exc:
+        if exc.field != "time_limit":  # pragma: no cover - the only option the command passes
+            raise
+        reason = (f"applies to --mode exact only, not to --mode {args.mode}" if args.mode != "exact"
+                  else exc.reason)
+        raise InvalidInputError("--time-limit", args.time_limit, reason) from None
+    source: str | bytes
+    if args.example:
+        source = example_round_text()
+    elif args.round == "-":
+        source = read_stream("ROUND", "-", sys.stdin.buffer, MAX_JSON_BYTES)
+    else:
+        source = read_bytes("ROUND", args.round, MAX_JSON_BYTES)
+    alloc = allocate(source, mode=args.mode, **options)
+    out = alloc.to_json(indent=2) + "\n"
     if args.output:
-        write_text("--output", args.output, out + "\n")
+        write_text("--output", args.output, out)
         print(f"{alloc.status} ({alloc.mode}): objective {alloc.objective:.6g}, E/C {alloc.utilization:.4f}, "
               f"{len(alloc.placements)} placements -> {args.output}", file=sys.stderr)
     else:
-        print(out)
+        try:
+            sys.stdout.write(out)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:  # e.g. stdout redirected to a full disk
+            raise cannot("stdout", "<stdout>", "write", exc) from exc
     return 0
 
 
@@ -58,7 +75,8 @@ def add_allocate_command(sub: _SubParsersAction[ArgumentParser]) -> ArgumentPars
     a.add_argument("round", nargs="?", help="round document (JSON file, or - for stdin)")
     a.add_argument("--example", action="store_true", help="solve the bundled example round")
     a.add_argument("--mode", choices=MODES, default="fast", help="solve mode (default: fast)")
-    a.add_argument("--time-limit", type=float, default=None, help="exact mode: seconds before stopping")
+    a.add_argument("--time-limit", type=float, default=None, metavar="S",
+                   help="exact mode: seconds for the whole solve; the best placement known then is returned")
     a.add_argument("-o", "--output", help="write the allocation here instead of stdout")
     a.set_defaults(func=run_allocate)
     return a

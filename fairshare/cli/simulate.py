@@ -1,6 +1,7 @@
 """``fairshare trace``, ``simulate`` and ``compare``: write a trace; replay one, write table, records, figures.
 
-``fairshare trace -o FILE`` generates a trace with Gavel's recipe.
+``fairshare trace -o FILE`` generates a trace with Gavel's recipe; ``fairshare trace import`` converts a real
+cluster trace (:mod:`fairshare.cli.importing`).
 
 ``fairshare simulate --policy fairshare`` runs on the built-in trace and cluster; ``--trace FILE`` or
 ``--generate --jobs N --jobs-per-hour R --seed S`` choose the work, ``--cluster V100=36,P100=36,K80=36`` the
@@ -8,25 +9,41 @@ cluster. ``fairshare compare`` runs several policies (default: all registered) o
 parallel processes, and prints one table. Policies are given as ``NAME`` or ``NAME:key=value,key=value``
 (``fairshare:mode=exact,epsilon=0.1``, ``gavel:space_sharing=true``).
 
+``--catalog NAME|FILE`` (repeatable) chooses the workload catalog (``--catalog modern`` for T4, A10, L4, A100,
+H100 and H200 on every workload); ``--until HOURS`` and ``--max-rounds N`` stop a run at a horizon, its
+unfinished jobs counted apart.
+
 Outputs in ``--out`` (default ``results/``): ``results.md`` and ``results.csv`` (one row per policy),
-``records.json`` (every per-job and per-round record of every run), ``jct_cdf.png``, ``rho_cdf.png``,
-``efficiency.png`` (utilization E/C over time) and ``solver_time.png``.
+``results_by_class.md`` and ``.csv`` (job metrics by duration class), ``records.json`` (every per-job and
+per-round record of every run, one record per line; gzip-compressed as ``records.json.gz`` above 8 MB or with
+``--records gzip``), ``jct_cdf.png``,
+``rho_cdf.png``, ``efficiency.png`` (utilization E/C over time) and ``solver_time.png``. Every file is written
+atomically.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gzip
 import inspect
 import json
+import math
 import os
 import sys
+import tempfile
 from argparse import ArgumentParser, Namespace, RawDescriptionHelpFormatter, _SubParsersAction
 from importlib import resources
 from typing import Any
 
 from fairshare.cli._files import cannot, check_readable, make_dir, write_text
+from fairshare.cli.catalog import add_catalog_option, catalog_names, load_cli_catalog
+from fairshare.cli.importing import add_import_command
 from fairshare.errors import InvalidInputError
 
 __all__ = ["add_simulation_commands", "parse_policy"]
+
+RECORDS_GZIP_ABOVE = 8 * 2**20
+"""``--records auto`` writes ``records.json.gz`` when the records' JSON is larger than this (bytes)."""
 
 DEFAULT_CLUSTER = "V100=36,P100=36,K80=36"
 BUILTIN_CLUSTER = "V100=8,P100=8,K80=8"
@@ -61,26 +78,77 @@ def _trace_spec(args: Namespace) -> tuple[dict[str, Any], str]:
     """Trace arguments for :class:`fairshare.sim.sweep.RunSpec`, and the cluster to use."""
     if args.trace and args.generate:
         raise InvalidInputError("--trace", args.trace, "give a trace file or --generate, not both")
+    given = args.cluster
     if args.trace:
         check_readable("--trace", args.trace)
-        return {"path": args.trace}, args.cluster or DEFAULT_CLUSTER
+        return {"path": args.trace}, given if given is not None else DEFAULT_CLUSTER
     if args.generate:
         spec: dict[str, Any] = {"num_jobs": args.jobs, "jobs_per_hour": args.jobs_per_hour, "seed": args.seed,
                                 "multi_gpu": not args.single_gpu, "weighted_fraction": args.weighted_fraction}
-        return spec, args.cluster or DEFAULT_CLUSTER
-    return {"path": _builtin_trace_path()}, args.cluster or BUILTIN_CLUSTER
+        return spec, given if given is not None else DEFAULT_CLUSTER
+    return {"path": _builtin_trace_path()}, given if given is not None else BUILTIN_CLUSTER
+
+
+def _in_range(args: Namespace, option: str, lo: float, hi: float, *, integer: bool = False,
+              lo_open: bool = False, hi_open: bool = False) -> None:
+    """Refuse ``--option`` outside ``[lo, hi]`` (or open ends), naming the option (exit 2)."""
+    v = getattr(args, option.lstrip("-").replace("-", "_"), None)
+    if v is None:
+        return
+    ok = isinstance(v, (int, float)) and math.isfinite(v) and (v > lo if lo_open else v >= lo) and \
+        (v < hi if hi_open else v <= hi)
+    if not ok:
+        what = "an integer" if integer else "a number"
+        left, right = ("(" if lo_open else "["), (")" if hi_open else "]")
+        raise InvalidInputError(option, v, f"must be {what} in {left}{lo:g}, {hi:g}{right}")
+
+
+def check_options(args: Namespace) -> None:
+    """The documented ranges of the numeric options of ``trace``, ``simulate`` and ``compare`` (docs/cli.md)."""
+    from fairshare.sim.simulator import ROUND_LENGTH_RANGE
+    from fairshare.sim.traces import MAX_ARRIVAL, MAX_JOBS_PER_HOUR, MIN_JOBS_PER_HOUR
+
+    _in_range(args, "--jobs", 0, 10_000_000, integer=True)
+    _in_range(args, "--jobs-per-hour", MIN_JOBS_PER_HOUR, MAX_JOBS_PER_HOUR)
+    _in_range(args, "--seed", 0, 2**32 - 1, integer=True)
+    _in_range(args, "--weighted-fraction", 0, 1)
+    _in_range(args, "--tenants", 0, 1_000_000, integer=True)
+    _in_range(args, "--round-length", *ROUND_LENGTH_RANGE)
+    _in_range(args, "--epsilon", 0, 1, hi_open=True)
+    if getattr(args, "round_length", None) is not None:
+        _in_range(args, "--restart-overhead", 0, args.round_length, hi_open=True)
+    _in_range(args, "--max-pairs", 0, 1_000_000, integer=True)
+    _in_range(args, "--workers", 1, 1024, integer=True)
+    _in_range(args, "--max-rounds", 0, 10**9, integer=True)
+    _in_range(args, "--until", 0, MAX_ARRIVAL / 3600, lo_open=True)
+
+
+def _cluster(text: str) -> dict[str, int]:
+    from fairshare.sim.simulator import parse_cluster
+
+    try:
+        return parse_cluster(text)
+    except InvalidInputError as exc:
+        raise InvalidInputError("--cluster", text, f"{exc.field}: {exc.reason}" if exc.field != "cluster"
+                                else exc.reason) from None
 
 
 def _run(args: Namespace, policies: list[str]) -> int:
     from fairshare.policies import policy_names
-    from fairshare.sim.metrics import results_table
-    from fairshare.sim.simulator import parse_cluster
     from fairshare.sim.sweep import RunSpec, run_spec, run_sweep
 
+    check_options(args)
     trace, cluster = _trace_spec(args)
     if os.path.exists(args.out) and not os.path.isdir(args.out):  # fail before a long run, not after it
         raise InvalidInputError("--out", args.out, "not a folder")
-    parse_cluster(cluster)  # validate before starting processes
+    gpus = _cluster(cluster)  # validate before starting processes
+    cat = load_cli_catalog(args)
+    for g in gpus:
+        if g not in cat.gpu_types:
+            hint = " (it is in --catalog modern, as derived figures)" if g in _modern_types() else ""
+            raise InvalidInputError("--cluster", g, f"unknown GPU type: the catalog {' + '.join(catalog_names(args))} "
+                                    f"has {', '.join(cat.gpu_types)}{hint}")
+    _preflight(args, trace, cat, cluster)
     known = policy_names()
     specs = []
     for text in policies:
@@ -90,13 +158,14 @@ def _run(args: Namespace, policies: list[str]) -> int:
         _check_policy_options(name, opts, label)
         sim = {"round_length": args.round_length, "epsilon": args.epsilon, "restart_overhead": args.restart_overhead,
                "max_pairs_per_job": args.max_pairs, "colocation": not args.no_colocation,
-               "progress": None if len(policies) == 1 else False}
+               "progress": None if len(policies) == 1 else False, "max_rounds": args.max_rounds,
+               "until": None if args.until is None else args.until * 3600.0}
         if name == "fairshare" and "mode" not in opts and args.mode:
             opts["mode"] = args.mode
         if name == "fairshare" and "priority" not in opts and args.priority:
             opts["priority"] = args.priority
         specs.append(RunSpec(policy=name, cluster=cluster, trace=trace, policy_options=opts, sim_options=sim,
-                             label=label))
+                             label=label, catalog=tuple(args.catalog or ())))
     if len(specs) == 1 or args.workers == 1:
         results = []
         for s in specs:
@@ -106,13 +175,7 @@ def _run(args: Namespace, policies: list[str]) -> int:
     else:
         results = run_sweep(specs, max_workers=args.workers)
     out = make_dir("--out", args.out)
-    metrics = {r.policy: r.metrics() for r in results}
-    md = results_table(metrics, fmt="markdown")
-    write_text("--out", out / "results.md", md)
-    write_text("--out", out / "results.csv", results_table(metrics, fmt="csv"))
-    records = {"trace": trace, "cluster": cluster, "runs": [r.to_dict() for r in results]}
-    write_text("--out", out / "records.json",
-               json.dumps(records, indent=1, default=_json_default).replace("NaN", "null"))
+    records_file = _write_results(args, out, results, trace, cluster)
     if not args.no_plots:
         from fairshare.sim import plots
 
@@ -125,10 +188,115 @@ def _run(args: Namespace, policies: list[str]) -> int:
             plots.plot_solver_time_vs_jobs(rounds, out / "solver_time.png")
         except OSError as exc:
             raise cannot("--out", exc.filename or out, "write", exc) from exc
-    print(md)
-    print(f"wrote {out}/results.md, results.csv, records.json" + ("" if args.no_plots else " and 4 figures"),
-          file=sys.stderr)
+    rec = f", {records_file}" if records_file else ""
+    print(f"wrote {out}/results.md, results.csv, results_by_class.md, results_by_class.csv{rec}"
+          + ("" if args.no_plots else " and 4 figures"), file=sys.stderr)
     return 0
+
+
+def _modern_types() -> tuple[str, ...]:
+    from fairshare.sim.catalog import load_catalog
+
+    return load_catalog("modern").gpu_types
+
+
+def _preflight(args: Namespace, trace: dict[str, Any], cat: Any, cluster: str) -> None:
+    """Read (or generate) the trace once here, so that bad input is reported before any process starts."""
+    from fairshare.sim.simulator import SimConfig, check_run
+    from fairshare.sim.traces import generate_trace, read_trace
+
+    try:
+        cfg = SimConfig(round_length=args.round_length, epsilon=args.epsilon, restart_overhead=args.restart_overhead,
+                        max_rounds=args.max_rounds, until=None if args.until is None else args.until * 3600.0)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"--{exc.field.replace('_', '-')}", exc.value, exc.reason) from None
+    if "path" in trace:
+        tr = read_trace(trace["path"], catalog=cat)
+    else:
+        try:
+            tr = generate_trace(**trace, catalog=cat)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"--{exc.field.replace('_', '-')}", exc.value, exc.reason) from None
+    check_run(tr, cluster, cat, cfg)
+
+
+def _write_results(args: Namespace, out: Any, results: list[Any], trace: dict[str, Any], cluster: str) -> str:
+    """Write results.md/.csv, results_by_class.md/.csv and the records; return the records' file name.
+
+    ``""`` when no records are written. The Markdown tables also go to stdout.
+    """
+    from fairshare.sim.metrics import COUNT_COLUMNS, METRIC_COLUMNS, metrics_by_duration_class, results_table
+
+    metrics = {r.policy: r.metrics() for r in results}
+    cols = (*METRIC_COLUMNS, *COUNT_COLUMNS)
+    notes = _notes(results)
+    md = results_table(metrics, fmt="markdown", columns=cols) + "".join(f"\n{n}\n" for n in notes)
+    write_text("--out", out / "results.md", md)
+    write_text("--out", out / "results.csv", results_table(metrics, fmt="csv", columns=cols))
+    by_class = {f"{r.policy} / {c}": m for r in results
+                for c, m in metrics_by_duration_class(r.jobs, r.rounds, r.config.round_length).items()}
+    class_cols = (COUNT_COLUMNS[0], *(c for c in METRIC_COLUMNS if c.name in (
+        "mean_jct_h", "median_jct_h", "p95_jct_h", "p99_jct_h", "unfair_fraction", "max_rho")), *COUNT_COLUMNS[1:])
+    label = "policy / duration class (alone on the fastest type)"
+    class_md = results_table(by_class, fmt="markdown", columns=class_cols, label=label)
+    write_text("--out", out / "results_by_class.md", class_md)
+    write_text("--out", out / "results_by_class.csv", results_table(by_class, fmt="csv", columns=class_cols,
+                                                                    label="policy_class"))
+    if args.records != "none":
+        from fairshare.sim.simulator import records_json
+
+        text = records_json({"trace": trace, "cluster": cluster, "catalog": list(catalog_names(args)),
+                             "runs": [r.to_dict() for r in results]})
+        gz = args.records == "gzip" or (args.records == "auto" and len(text) > RECORDS_GZIP_ABOVE)
+        stale = out / ("records.json" if gz else "records.json.gz")   # never leave the other form of an old run
+        if stale.is_file():
+            with contextlib.suppress(OSError):
+                stale.unlink()
+        if gz:
+            _write_gzip(out / "records.json.gz", text)
+        else:
+            write_text("--out", out / "records.json", text)
+    print(md)
+    print(class_md)
+    if args.records == "none":
+        return ""
+    return "records.json.gz" if gz else "records.json"
+
+
+def _write_gzip(path: Any, text: str) -> None:
+    """``text`` gzip-compressed, written atomically (a temporary file in the folder, renamed over ``path``)."""
+    data = gzip.compress(text.encode("utf-8"), mtime=0)
+    folder = os.path.dirname(os.fspath(path)) or "."
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(os.fspath(path))}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise cannot("--out", path, "write", exc) from exc
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise cannot("--out", path, "write", exc) from exc
+
+
+def _notes(results: list[Any]) -> list[str]:
+    """What a reader of the table must know: jobs left out of JCT, derived throughput figures."""
+    notes = []
+    m = results[0].metrics() if results else None
+    if m is not None and (any(r.metrics().unfinished for r in results) or m.censored):
+        notes.append("JCT, rho and the unfair fraction are over finished jobs; `unfinished` jobs (not done when the "
+                     "run stopped) and `censored` jobs (still running when the source trace ended) are left out.")
+    cat = results[0].catalog if results else {}
+    if cat.get("derived"):
+        names = ", ".join(s["name"] for s in cat.get("sources", []) if s.get("kind") == "derived")
+        notes.append(f"Derived figures: {cat['derived']} of the {cat['figures']} throughput figures this run could use "
+                     f"are derived, not measured ({names}; `fairshare catalog` labels each, docs/catalog.md states "
+                     "the rule and its error).")
+    return notes
 
 
 def _check_policy_options(name: str, options: dict[str, Any], text: str) -> None:
@@ -140,12 +308,6 @@ def _check_policy_options(name: str, options: dict[str, Any], text: str) -> None
     except TypeError as exc:  # an option the policy does not take
         raise InvalidInputError("--policy", text, str(exc)) from exc
     get_policy(name, **options)
-
-
-def _json_default(o: Any) -> Any:
-    if hasattr(o, "tolist"):
-        return o.tolist()
-    raise TypeError(type(o).__name__)
 
 
 def _simulate(args: Namespace) -> int:
@@ -170,6 +332,7 @@ def _common(p: ArgumentParser) -> None:
                      help="--generate: fraction of jobs with weight 5 (default 0)")
     src.add_argument("--cluster", default=None,
                      help=f"GPU counts, e.g. {DEFAULT_CLUSTER} (default for the built-in trace: {BUILTIN_CLUSTER})")
+    add_catalog_option(src)
     sim = p.add_argument_group("simulation")
     sim.add_argument("--round-length", type=float, default=360.0, help="seconds per round (default 360)")
     sim.add_argument("--epsilon", type=float, default=0.0, help="fairness slack of every round (default 0)")
@@ -179,22 +342,37 @@ def _common(p: ArgumentParser) -> None:
     sim.add_argument("--mode", choices=("fast", "exact"), default=None, help="solve mode of the fairshare policy")
     sim.add_argument("--priority", choices=("none", "remaining", "finish-time"), default=None,
                      help="priority rule of the fairshare policy (default: the policy's)")
+    sim.add_argument("--until", type=float, default=None, metavar="HOURS",
+                     help="horizon: start no round after this simulated time; unfinished jobs are counted apart")
+    sim.add_argument("--max-rounds", type=int, default=None, metavar="N", help="stop after N rounds")
     outg = p.add_argument_group("output")
     outg.add_argument("--out", default="results", help="output folder (default results/)")
     outg.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+    outg.add_argument("--records", choices=("auto", "json", "gzip", "none"), default="auto",
+                      help="per-job and per-round records: records.json, records.json.gz, or none; auto (default): "
+                           "gzip above 8 MB")
     outg.add_argument("--workers", type=int, default=None, help="parallel processes (default: CPUs)")
 
 
 def _trace(args: Namespace) -> int:
-    from fairshare.sim.traces import generate_trace, write_trace
+    from fairshare.sim.traces import format_trace, generate_trace
 
-    trace = generate_trace(args.jobs, jobs_per_hour=args.jobs_per_hour, seed=args.seed,
-                           multi_gpu=not args.single_gpu, weighted_fraction=args.weighted_fraction,
-                           tenants=args.tenants, durations=args.durations)
+    if args.output is None:
+        raise InvalidInputError("--output", None, "required: the trace file to write (.csv or .json), or use "
+                                "`fairshare trace import` to convert a real trace")
+    fmt = os.path.splitext(args.output)[1].lower().lstrip(".")
+    if fmt not in ("csv", "json"):
+        raise InvalidInputError("--output", args.output, "must end in .csv or .json")
+    check_options(args)
+    cat = load_cli_catalog(args) if args.catalog else None
     try:
-        write_trace(trace, args.output)
-    except OSError as exc:
-        raise cannot("--output", args.output, "write", exc) from exc
+        trace = generate_trace(args.jobs, jobs_per_hour=args.jobs_per_hour, seed=args.seed, catalog=cat,
+                               multi_gpu=not args.single_gpu, weighted_fraction=args.weighted_fraction,
+                               tenants=args.tenants, durations=args.durations,
+                               **({"gpu_types": args.gpu_types.split(",")} if args.gpu_types else {}))
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"--{exc.field.replace('_', '-')}", exc.value, exc.reason) from None
+    write_text("--output", args.output, format_trace(trace, fmt))
     print(f"wrote {len(trace.id)} jobs to {args.output}", file=sys.stderr)
     return 0
 
@@ -213,8 +391,9 @@ def _policy_catalog() -> str:
 
 def add_simulation_commands(sub: _SubParsersAction[ArgumentParser]) -> None:
     """Add ``trace``, ``simulate`` and ``compare`` to the ``fairshare`` command's subparsers."""
-    t = sub.add_parser("trace", help="generate a trace file with Gavel's recipe (CSV or JSON by suffix)")
-    t.add_argument("-o", "--output", required=True, help="trace file to write (.csv or .json)")
+    t = sub.add_parser("trace", help="generate a trace file with Gavel's recipe (CSV or JSON by suffix); "
+                                     "`trace import` converts a real cluster trace")
+    t.add_argument("-o", "--output", default=None, help="trace file to write (.csv or .json); required")
     t.add_argument("--jobs", type=int, default=1000, help="number of jobs (default 1000)")
     t.add_argument("--jobs-per-hour", type=float, default=6.0, help="Poisson arrival rate (default 6)")
     t.add_argument("--seed", type=int, default=0, help="seed (default 0)")
@@ -223,7 +402,12 @@ def add_simulation_commands(sub: _SubParsersAction[ArgumentParser]) -> None:
     t.add_argument("--tenants", type=int, default=0, help="number of tenants (default 0: none)")
     t.add_argument("--durations", choices=("gavel", "philly"), default="gavel",
                    help="duration distribution (default gavel)")
+    add_catalog_option(t)
+    t.add_argument("--gpu-types", default=None, metavar="T1,T2",
+                   help="GPU types of the target cluster: models must run there, work is set on the fastest "
+                        "(default K80,P100,V100)")
     t.set_defaults(func=_trace)
+    add_import_command(t.add_subparsers(dest="trace_command", metavar="{import}"))
     catalog = _policy_catalog()
     s = sub.add_parser("simulate", help="replay a trace with one policy", epilog=catalog,
                        formatter_class=RawDescriptionHelpFormatter)

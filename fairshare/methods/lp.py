@@ -14,7 +14,7 @@ from fairshare.errors import SolverError
 from fairshare.formulation import LinearProgram, RoundModel
 from fairshare.methods.options import SolveOptions
 from fairshare.methods.solved import Solved
-from fairshare.solvers import SolverOutcome, solve_lp, solve_reference
+from fairshare.solvers import SolverOutcome, Termination, solve_lp, solve_reference
 
 __all__ = ["DUAL_SIMPLEX_MAX_COLUMNS", "lp_algorithm", "solve", "solve_relaxation"]
 
@@ -31,16 +31,40 @@ def lp_algorithm(model: RoundModel, lp: LinearProgram, opts: SolveOptions) -> st
     return "ipm" if tightened and model.columns.num > DUAL_SIMPLEX_MAX_COLUMNS else "dual"
 
 
-def solve_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions) -> SolverOutcome:
+def solve_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *,
+                     deadline: float | None = None) -> SolverOutcome:
     """Solve ``lp`` to optimality, or raise.
 
-    Anything but an optimal solution raises :class:`~fairshare.errors.SolverError`: a valid round's relaxation
-    is always feasible and bounded.
+    Anything but an optimal solution raises :class:`~fairshare.errors.SolverError` (a valid round's
+    relaxation is always feasible and bounded), except the ``TIME_LIMIT`` outcome when a ``deadline``
+    (``time.perf_counter()`` seconds) is given and passes first.
+
+    With ``lp_algorithm="auto"``, a simplex solve that fails is solved again by interior point: HiGHS's
+    simplex can end with a wrong status on a valid round whose fair-share coefficients span many orders of
+    magnitude (found by tests/test_reliability.py: weights 1, 1e5 and 1e-5 with ``fairness_weight`` 1e-6 made
+    section 3's relaxation "Unbounded"; interior point solves it).
     """
-    out = solve_lp(lp, integer=False, threads=opts.threads, seed=opts.seed,
-                   lp_algorithm=lp_algorithm(model, lp, opts), verbose=opts.verbose)
+    algorithm = lp_algorithm(model, lp, opts)
+    try:
+        out = _solve_once(lp, opts, algorithm, deadline)
+    except SolverError:
+        if opts.lp_algorithm != "auto" or algorithm == "ipm":
+            raise
+        out = _solve_once(lp, opts, "ipm", deadline)
+    if deadline is not None and out.termination is Termination.TIME_LIMIT:
+        return out
     if not out.optimal or out.x is None:
         raise SolverError(f"HiGHS did not solve the LP relaxation ({out.message!r}); try lp_algorithm='ipm'")
+    return out
+
+
+def _solve_once(lp: LinearProgram, opts: SolveOptions, algorithm: str, deadline: float | None) -> SolverOutcome:
+    out = solve_lp(lp, integer=False, threads=opts.threads, seed=opts.seed, lp_algorithm=algorithm,
+                   verbose=opts.verbose, deadline=deadline)
+    if out.optimal and out.x is None:  # pragma: no cover - HiGHS always returns the point of an optimal LP
+        raise SolverError("HiGHS reported an optimal LP without a point")
+    if not out.optimal and out.termination is not Termination.TIME_LIMIT:
+        raise SolverError(f"HiGHS did not solve the LP relaxation ({out.message!r})")
     return out
 
 

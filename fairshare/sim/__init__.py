@@ -12,14 +12,17 @@ Simulating (:mod:`~fairshare.sim.simulator`)
         What a run produced: job and round records, its config; JSON in and out.
     :func:`parse_cluster`
         ``"V100=36,P100=36,K80=36"`` to ``{"V100": 36, ...}``.
+    :func:`check_run`
+        Everything :func:`simulate` would refuse before its first round, checked without running.
 
 Records (:mod:`~fairshare.sim.records`)
     :class:`JobRecord`, :class:`RoundRecord`
         One per job and one per round; metrics are computed from these alone.
 
 Metrics (:mod:`~fairshare.sim.metrics`; definitions in ``docs/metrics.md``)
-    :func:`compute_metrics`, :func:`metrics_by_tenant`, :class:`RunMetrics`
-        JCT, makespan, finish-time fairness, Jain's index, utilization (E/C), GPU busy fraction, solver time.
+    :func:`compute_metrics`, :func:`metrics_by_tenant`, :func:`metrics_by_duration_class`, :class:`RunMetrics`
+        JCT, makespan, finish-time fairness, Jain's index, utilization (E/C), GPU busy fraction, solver time;
+        per tenant and per duration class; unfinished and censored jobs counted apart.
     :func:`results_table`, :class:`MetricColumn`, :data:`METRIC_COLUMNS`
         One row per policy, as Markdown or CSV, with the default or chosen columns.
     :func:`job_completion_times`, :func:`finish_time_fairness`, :func:`normalized_throughput`,
@@ -27,8 +30,13 @@ Metrics (:mod:`~fairshare.sim.metrics`; definitions in ``docs/metrics.md``)
         The per-job quantities behind the metrics.
 
 Traces (:mod:`~fairshare.sim.traces`; formats in ``docs/traces.md``)
-    :class:`Trace`, :func:`read_trace`, :func:`write_trace`, :func:`generate_trace`, :data:`DEFAULT_TRACE`
+    :class:`Trace`, :func:`read_trace`, :func:`write_trace`, :func:`format_trace`, :func:`generate_trace`,
+    :data:`DEFAULT_TRACE`
         The work a simulation replays: CSV/JSON files, or Gavel's synthetic recipe.
+
+Importing real traces (:mod:`~fairshare.sim.importers`; the rule in ``docs/traces.md``)
+    :func:`import_trace`, :class:`CsvColumns`, :class:`ImportResult`
+        Philly, Alibaba PAI 2020, Alibaba GPU 2023 or any CSV to a :class:`Trace`, with a suggested cluster.
 
 Catalog (:mod:`fairshare.sim.catalog`)
     :class:`~fairshare.sim.catalog.Catalog`, :func:`~fairshare.sim.catalog.load_catalog`
@@ -47,6 +55,7 @@ Progress (:mod:`~fairshare.sim.progress`)
         The progress bar of long runs, on stderr.
 """
 
+from fairshare.sim.importers import CsvColumns, ImportResult, import_trace
 from fairshare.sim.metrics import (
     METRIC_COLUMNS,
     UNFAIR_RHO,
@@ -56,6 +65,7 @@ from fairshare.sim.metrics import (
     finish_time_fairness,
     jain_index,
     job_completion_times,
+    metrics_by_duration_class,
     metrics_by_tenant,
     normalized_throughput,
     results_table,
@@ -68,13 +78,15 @@ from fairshare.sim.plots import (
 )
 from fairshare.sim.progress import Progress
 from fairshare.sim.records import JobRecord, RoundRecord
-from fairshare.sim.simulator import SimConfig, SimulationResult, parse_cluster, simulate
+from fairshare.sim.simulator import SimConfig, SimulationResult, check_run, parse_cluster, simulate
 from fairshare.sim.sweep import RunSpec, grid, run_spec, run_sweep
-from fairshare.sim.traces import DEFAULT_TRACE, Trace, generate_trace, read_trace, write_trace
+from fairshare.sim.traces import DEFAULT_TRACE, Trace, format_trace, generate_trace, read_trace, write_trace
 
 __all__ = [
     "DEFAULT_TRACE",
     "METRIC_COLUMNS",
+    "CsvColumns",
+    "ImportResult",
     "UNFAIR_RHO",
     "JobRecord",
     "MetricColumn",
@@ -85,12 +97,16 @@ __all__ = [
     "SimConfig",
     "SimulationResult",
     "Trace",
+    "check_run",
     "compute_metrics",
     "finish_time_fairness",
+    "format_trace",
     "generate_trace",
     "grid",
+    "import_trace",
     "jain_index",
     "job_completion_times",
+    "metrics_by_duration_class",
     "metrics_by_tenant",
     "normalized_throughput",
     "parse_cluster",

@@ -6,9 +6,10 @@ exclusions in ``docs/metrics.md``. With ``J`` the jobs of a run, ``F`` the finis
 ``fair_throughput > 0``; ``nan`` marks a job never in a planned round) and ``R`` the rounds with at least one
 active job:
 
-* job completion time ``JCT_j = finish_j - arrival_j`` (s), ``j in F``; mean, median, p95, p99;
+* job completion time ``JCT_j = finish_j - arrival_j`` (s), ``j in F`` minus the jobs the trace marked censored
+  (their recorded work is a lower bound; ``censored`` counts them); mean, median, p95, p99;
 * makespan ``max_{j in F} finish_j - min_{j in J} arrival_j`` (s), ``nan`` unless every job finished;
-* finish-time fairness (Themis) ``rho_j = JCT_j / (iterations_j / Tfair_j)``, ``j in F``, where ``Tfair_j`` is
+* finish-time fairness (Themis) ``rho_j = JCT_j / (iterations_j / Tfair_j)``, over the same jobs, where ``Tfair_j`` is
   the job's mean fair throughput over its life; the fraction of jobs with ``rho_j > 1.05`` and ``max rho``;
 * normalised throughput ``n_j = (done_iterations_j / active_seconds_j) / Tfair_j``, ``j in A``; Jain's index
   ``(sum n)^2 / (|A| sum n^2)`` and ``min n``, ``max n``. For a finished job ``n_j = 1 / rho_j``;
@@ -16,6 +17,9 @@ active job:
   (GPU-seconds over GPU-seconds);
 * solver wall time per round over ``R`` (mean, p99, max; s) and the number of rounds of ``R`` whose status is
   ``optimal`` (proven by the solver).
+
+:func:`metrics_by_duration_class` computes the job metrics per duration class (under one round, one round to
+1 h, over 1 h; by ``JobRecord.ideal_seconds``), so that a round length cannot hide behind a headline number.
 
 Percentiles use numpy's default (linear interpolation between order statistics, ``method="linear"``).
 An empty set gives ``nan``, never an exception. Invalid records raise
@@ -40,12 +44,15 @@ from fairshare.sim.records import JobRecord, RoundRecord
 __all__ = [
     "METRIC_COLUMNS",
     "UNFAIR_RHO",
+    "COUNT_COLUMNS",
+    "DURATION_CLASSES",
     "MetricColumn",
     "RunMetrics",
     "compute_metrics",
     "finish_time_fairness",
     "jain_index",
     "job_completion_times",
+    "metrics_by_duration_class",
     "metrics_by_tenant",
     "normalized_throughput",
     "results_table",
@@ -65,9 +72,10 @@ class RunMetrics:
     Attributes
     ----------
     jobs, finished, unfinished : int
-        Number of jobs; of those with a finite ``finish``; of the others.
+        Number of jobs; of those with a finite ``finish``; of the others (not finished when the run stopped,
+        e.g. at its horizon).
     mean_jct, median_jct, p95_jct, p99_jct : float
-        Job completion time ``finish - arrival`` of finished jobs, s (``nan`` if none finished).
+        Job completion time ``finish - arrival`` of finished jobs that are not censored, s (``nan`` if none).
     makespan : float
         Last finish minus first arrival, s; ``nan`` unless every job finished.
     unfair_fraction : float
@@ -89,6 +97,9 @@ class RunMetrics:
         Policy wall time per active round, s.
     optimal_rounds : int
         Active rounds with status ``optimal``.
+    censored : int
+        Jobs the trace marked censored (still running when the source trace ended): left out of JCT, ``rho``
+        and the unfair fraction, whether or not they finished in the simulation.
     """
 
     jobs: int
@@ -112,6 +123,7 @@ class RunMetrics:
     p99_solver_seconds: float
     max_solver_seconds: float
     optimal_rounds: int
+    censored: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict of the fields (``nan`` stays ``nan``).
@@ -139,10 +151,17 @@ class _Jobs:
     done: np.ndarray
     fair: np.ndarray
     active: np.ndarray
+    censored: np.ndarray
+    ideal: np.ndarray
 
     @property
     def finished(self) -> np.ndarray:
         return np.isfinite(self.finish)
+
+    @property
+    def timed(self) -> np.ndarray:
+        """Jobs with a JCT: finished and not censored."""
+        return np.isfinite(self.finish) & ~self.censored
 
     def subset(self, mask: np.ndarray) -> _Jobs:
         idx = np.flatnonzero(mask)
@@ -155,6 +174,8 @@ class _Jobs:
             self.done[idx],
             self.fair[idx],
             self.active[idx],
+            self.censored[idx],
+            self.ideal[idx],
         )
 
 
@@ -200,9 +221,12 @@ def _job_arrays(jobs: Sequence[JobRecord]) -> _Jobs:
         check(~np.isfinite(norm), "active_seconds", active,
               "normalised throughput done_iterations / active_seconds / fair_throughput overflows")
         check(~np.isfinite(rho), "finish", finish, "rho = JCT * fair_throughput / iterations overflows")
-    for a in (arrival, finish, iterations, done, fair, active):
+    censored = np.array([bool(getattr(j, "censored", False)) for j in jobs], dtype=bool)
+    ideal = np.array([float(getattr(j, "ideal_seconds", _NAN)) for j in jobs], dtype=np.float64)
+    for a in (arrival, finish, iterations, done, fair, active, censored, ideal):
         a.setflags(write=False)
-    return _Jobs(ids, tuple(j.tenant for j in jobs), arrival, finish, iterations, done, fair, active)
+    return _Jobs(ids, tuple(j.tenant for j in jobs), arrival, finish, iterations, done, fair, active, censored,
+                 ideal)
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,7 +306,7 @@ def jain_index(x: Sequence[float] | np.ndarray) -> float:
 
 
 def job_completion_times(jobs: Sequence[JobRecord]) -> np.ndarray:
-    """``finish - arrival`` (s) of the finished jobs, in input order.
+    """``finish - arrival`` (s) of the finished jobs that are not censored, in input order.
 
     Examples
     --------
@@ -296,12 +320,12 @@ def job_completion_times(jobs: Sequence[JobRecord]) -> np.ndarray:
 
 
 def _jct(a: _Jobs) -> np.ndarray:
-    f = a.finished
+    f = a.timed
     return a.finish[f] - a.arrival[f]
 
 
 def finish_time_fairness(jobs: Sequence[JobRecord]) -> np.ndarray:
-    """Finish-time fairness ``rho_j = JCT_j / (iterations_j / Tfair_j)`` of the finished jobs, in input order.
+    """Finish-time fairness ``rho_j = JCT_j / (iterations_j / Tfair_j)`` of the finished, uncensored jobs, in order.
 
     ``iterations_j / Tfair_j`` is the time the job would have taken running at its mean fair throughput
     (``JobRecord.fair_throughput``) all along; ``rho_j <= 1`` means it did at least as well as its fair share.
@@ -317,7 +341,7 @@ def finish_time_fairness(jobs: Sequence[JobRecord]) -> np.ndarray:
 
 
 def _rho(a: _Jobs) -> np.ndarray:
-    f = a.finished
+    f = a.timed
     return (a.finish[f] - a.arrival[f]) * a.fair[f] / a.iterations[f]
 
 
@@ -362,20 +386,21 @@ def _job_fields(a: _Jobs) -> dict[str, Any]:
     jct = _jct(a)
     rho = _rho(a)
     ntp = _norm_tp(a)
-    n, nf = len(a.ids), jct.size
+    n, nf, nt = len(a.ids), int(a.finished.sum()), jct.size
     mean, median, p95, p99 = _stats(jct)
     makespan = float(a.finish.max() - a.arrival.min()) if n > 0 and nf == n else _NAN
     return {
         "jobs": n,
         "finished": nf,
         "unfinished": n - nf,
+        "censored": int(a.censored.sum()),
         "mean_jct": mean,
         "median_jct": median,
         "p95_jct": p95,
         "p99_jct": p99,
         "makespan": makespan,
-        "unfair_fraction": float((rho > UNFAIR_RHO).mean()) if nf else _NAN,
-        "max_rho": float(rho.max()) if nf else _NAN,
+        "unfair_fraction": float((rho > UNFAIR_RHO).mean()) if nt else _NAN,
+        "max_rho": float(rho.max()) if nt else _NAN,
         "jain": jain_index(ntp),
         "min_normalized_throughput": float(ntp.min()) if ntp.size else _NAN,
         "max_normalized_throughput": float(ntp.max()) if ntp.size else _NAN,
@@ -463,6 +488,39 @@ def metrics_by_tenant(jobs: Sequence[JobRecord], rounds: Sequence[RoundRecord]) 
     return {t: RunMetrics(**_job_fields(a.subset(tenants == t)), **rf) for t in names}
 
 
+DURATION_CLASSES = ("under one round", "one round to 1 h", "over 1 h")
+"""The duration classes of :func:`metrics_by_duration_class`, in order."""
+
+
+def metrics_by_duration_class(jobs: Sequence[JobRecord], rounds: Sequence[RoundRecord],
+                              round_length: float) -> dict[str, RunMetrics]:
+    """:class:`RunMetrics` of the jobs of each duration class (spec: so a round length cannot hide).
+
+    A job's duration is ``JobRecord.ideal_seconds``, the time its work takes alone on its fastest GPU type
+    of the cluster: a property of the job, the same under every policy. Classes (:data:`DURATION_CLASSES`):
+    ``ideal < round_length``, ``round_length <= ideal <= 3600 s``, ``ideal > 3600 s`` (the middle class is
+    empty when rounds are an hour or longer). Round fields are cluster-wide, as in
+    :func:`metrics_by_tenant`. Empty classes and jobs without ``ideal_seconds`` (records written before 0.2)
+    are left out; with none left the result is ``{}``.
+
+    Examples
+    --------
+    >>> from fairshare.sim.records import JobRecord
+    >>> jobs = [JobRecord("a", "m", "", 1, 1.0, 0.0, 360.0, 6.0, 6.0, 0.1, 360.0, ideal_seconds=60.0),
+    ...         JobRecord("b", "m", "", 1, 1.0, 0.0, 9000.0, 600.0, 600.0, 0.1, 9000.0, ideal_seconds=6000.0)]
+    >>> {c: m.mean_jct for c, m in metrics_by_duration_class(jobs, [], 360.0).items()}
+    {'under one round': 360.0, 'over 1 h': 9000.0}
+    """
+    if not (isinstance(round_length, (int, float)) and math.isfinite(round_length) and round_length > 0):
+        raise InvalidInputError("round_length", round_length, "must be a positive number of seconds")
+    a = _job_arrays(jobs)
+    rf = _round_fields(_round_arrays(rounds))
+    with np.errstate(invalid="ignore"):
+        masks = (a.ideal < round_length, (a.ideal >= round_length) & (a.ideal <= _H), a.ideal > _H)
+    return {name: RunMetrics(**_job_fields(a.subset(m)), **rf) for name, m in zip(DURATION_CLASSES, masks, strict=True)
+            if m.any()}
+
+
 # ----------------------------------------------------------------------------------------------------------
 # Results table
 # ----------------------------------------------------------------------------------------------------------
@@ -517,6 +575,14 @@ METRIC_COLUMNS: tuple[MetricColumn, ...] = (
 )
 """The columns of :func:`results_table`, in order (``docs/metrics.md`` lists them with their values)."""
 
+COUNT_COLUMNS: tuple[MetricColumn, ...] = (
+    MetricColumn("jobs", "jobs", lambda m: m.jobs, "d"),
+    MetricColumn("unfinished", "unfinished", lambda m: m.unfinished, "d"),
+    MetricColumn("censored", "censored", lambda m: m.censored, "d"),
+)
+"""Job counts: all jobs, those not finished when the run stopped, those the trace marked censored. The CLI
+adds them to its tables, since JCT is computed over the others."""
+
 
 def _md_cell(v: float, spec: str) -> str:
     if isinstance(v, float) and math.isnan(v):
@@ -529,7 +595,7 @@ def _csv_cell(v: float, spec: str) -> str:
 
 
 def results_table(metrics: Mapping[str, RunMetrics], fmt: Literal["markdown", "csv"] = "markdown", *,
-                  columns: Sequence[MetricColumn] = METRIC_COLUMNS) -> str:
+                  columns: Sequence[MetricColumn] = METRIC_COLUMNS, label: str = "policy") -> str:
     """One row per policy: JCT (h), makespan (h), unfairness, Jain, E/C, GPU busy fraction, solver time (ms).
 
     Parameters
@@ -542,6 +608,8 @@ def results_table(metrics: Mapping[str, RunMetrics], fmt: Literal["markdown", "c
         mean_solver_ms, p99_solver_ms, optimal_rounds``), full precision. ``nan`` is written as ``nan``.
     columns : sequence of MetricColumn
         The columns after ``policy`` (default :data:`METRIC_COLUMNS`).
+    label : str
+        Header of the first column (the mapping's keys).
 
     Examples
     --------
@@ -552,12 +620,12 @@ def results_table(metrics: Mapping[str, RunMetrics], fmt: Literal["markdown", "c
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["policy", *(c.name for c in cols)])
+        w.writerow([label, *(c.name for c in cols)])
         for name, m in metrics.items():
             w.writerow([name, *(_csv_cell(c.value(m), c.spec) for c in cols)])
         return buf.getvalue()
     if fmt == "markdown":
-        head = ["policy", *(c.header for c in cols)]
+        head = [label, *(c.header for c in cols)]
         lines = ["| " + " | ".join(head) + " |",
                  "|" + "|".join([":---"] + ["---:"] * len(cols)) + "|"]
         for name, m in metrics.items():

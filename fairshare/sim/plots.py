@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["plot_efficiency_over_time", "plot_jct_cdf", "plot_rho_cdf", "plot_solver_time_vs_jobs",
-           "plot_utilization_over_time"]
+           "plot_utilization_over_time", "rolling_window"]
 
 #: Figure size (inches) and resolution of every figure: 960 x 600 pixels.
 FIGSIZE = (6.4, 4.0)
@@ -69,8 +69,12 @@ def _cdf(ax: Axes, x: np.ndarray, label: str) -> None:
 
 
 def _job_label(name: str, jobs: Sequence[JobRecord], finished: int) -> str:
-    missing = len(jobs) - finished
-    return f"{name} ({missing} unfinished)" if missing else name
+    """The legend entry: the policy, and how many jobs the CDF leaves out (unfinished, censored)."""
+    unfinished = sum(1 for j in jobs if not np.isfinite(j.finish))
+    censored = sum(1 for j in jobs if getattr(j, "censored", False))
+    out = [f"{unfinished} unfinished"] if unfinished else []
+    out += [f"{censored} censored"] if censored else []
+    return f"{name} ({', '.join(out)})" if out else name
 
 
 def _jct_cdf_figure(results: Mapping[str, Sequence[JobRecord]]) -> Figure:
@@ -126,12 +130,16 @@ def plot_jct_cdf(results: Mapping[str, Sequence[JobRecord]], path: str | os.Path
 def _rho_cdf_figure(results: Mapping[str, Sequence[JobRecord]]) -> Figure:
     _check_results(results)
     fig, ax = _new_axes()
+    positive = True
     for name, jobs in results.items():
         rho = finish_time_fairness(jobs)
+        positive &= bool((rho > 0).all())
         _cdf(ax, rho, _job_label(name, jobs, rho.size))
     ax.axvline(1.0, color="0.3", linewidth=0.8, linestyle=":")
     ax.axvline(UNFAIR_RHO, color="0.3", linewidth=0.8, linestyle="--", label=f"unfair above {UNFAIR_RHO:g}")
-    ax.set_xlabel("finish-time fairness rho = JCT / (iterations / fair throughput)")
+    if positive and ax.has_data():
+        ax.set_xscale("log")        # a long tail (rho in the hundreds) would squash every other policy at 0
+    ax.set_xlabel("finish-time fairness rho = JCT / (iterations / fair throughput), log axis")
     ax.set_ylabel("fraction of finished jobs")
     ax.set_ylim(0.0, 1.02)
     ax.set_title("Finish-time fairness CDF")
@@ -140,9 +148,10 @@ def _rho_cdf_figure(results: Mapping[str, Sequence[JobRecord]]) -> Figure:
 
 
 def plot_rho_cdf(results: Mapping[str, Sequence[JobRecord]], path: str | os.PathLike[str]) -> Path:
-    """CDF of finish-time fairness ``rho`` (dimensionless) of the finished jobs, one step line per policy.
+    """CDF of finish-time fairness ``rho`` (dimensionless, log axis) of the finished jobs, one line per policy.
 
     Dotted line at ``rho = 1`` (the fair-share finish time), dashed line at the unfairness threshold 1.05.
+    The x axis is logarithmic, so that a tail of very late jobs does not squash the other policies.
 
     Parameters
     ----------
@@ -172,19 +181,51 @@ def _round_columns(rounds: Sequence[RoundRecord], *names: str) -> list[np.ndarra
     return [np.array([float(getattr(r, n)) for r in rounds], dtype=np.float64) for n in names]
 
 
+def rolling_window(rounds: int) -> int:
+    """Rounds averaged by the utilization figure's rolling mean: 1/50 of the rounds, from 1 to 200.
+
+    >>> rolling_window(30), rolling_window(5000), rolling_window(10**6)
+    (1, 100, 200)
+    """
+    return max(1, min(200, rounds // 50))
+
+
+def _rolling_mean(y: np.ndarray, window: int) -> np.ndarray:
+    """Trailing mean of the last ``window`` finite values at each point (nan where all are missing)."""
+    if window <= 1:
+        return y
+    ok = np.isfinite(y)
+    csum = np.concatenate([[0.0], np.cumsum(np.where(ok, y, 0.0))])
+    ccnt = np.concatenate([[0], np.cumsum(ok)])
+    hi = np.arange(1, y.size + 1)
+    lo = np.maximum(0, hi - window)
+    n = ccnt[hi] - ccnt[lo]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, (csum[hi] - csum[lo]) / np.maximum(n, 1), np.nan)
+
+
 def _utilization_figure(results: Mapping[str, Sequence[RoundRecord]]) -> Figure:
     _check_results(results)
     fig, ax = _new_axes()
-    for name, rounds in results.items():
+    windows = set()
+    for i, (name, rounds) in enumerate(results.items()):
         start, length, active, util = _round_columns(rounds, "start", "length", "active_jobs", "utilization")
+        if not start.size:
+            ax.plot([], [], label=name)
+            continue
         # Each round's E/C holds over [start, start + length); rounds without active jobs are gaps.
         y = np.where(active > 0, util, np.nan)
-        t = np.concatenate([start, start[-1:] + length[-1:]]) / 3600.0
-        ax.step(t, np.concatenate([y, y[-1:]]), where="post", label=name, linewidth=1.0)
+        mid = (start + length / 2) / 3600.0
+        colour = f"C{i % 10}"
+        ax.plot(mid, y, linestyle="none", marker=".", markersize=2, alpha=0.25, color=colour)
+        w = rolling_window(int(np.isfinite(y).sum()))
+        windows.add(w)
+        ax.plot(mid, np.where(np.isfinite(y), _rolling_mean(y, w), np.nan), color=colour, linewidth=1.2, label=name)
     ax.set_xlabel("simulated time (h)")
     ax.set_ylabel("utilization E / C (best-GPU equivalents per GPU)")
     ax.set_ylim(bottom=0.0)
-    ax.set_title("Utilization E / C per round")
+    smooth = ", ".join(str(w) for w in sorted(windows))
+    ax.set_title(f"Utilization E / C: rounds (dots), rolling mean of {smooth} round(s) (lines)")
     ax.legend(loc="lower right")
     return fig
 
@@ -192,9 +233,12 @@ def _utilization_figure(results: Mapping[str, Sequence[RoundRecord]]) -> Figure:
 def plot_utilization_over_time(
     results: Mapping[str, Sequence[RoundRecord]], path: str | os.PathLike[str]
 ) -> Path:
-    """Per-round utilization ``E / C`` against simulated time (h), one step line per policy.
+    """Per-round utilization ``E / C`` against simulated time (h): raw rounds as dots, a rolling mean as a line.
 
-    A round's value is drawn over ``[start, start + length)``; rounds without active jobs are left blank.
+    Each round is a faint dot at its middle; the line is the trailing mean over :func:`rolling_window` rounds
+    (1/50 of the rounds with active jobs, from 1 to 200; the title says how many), so a run whose rounds
+    alternate between two levels reads as its level, not as a solid band. Rounds without active jobs are
+    left blank.
 
     Parameters
     ----------

@@ -41,25 +41,35 @@ class Progress:
         self._last = -float("inf")
         self._shown = False
 
-    def update(self, done: float, note: str = "") -> None:
-        """Report ``done`` units so far; prints only when due."""
+    def due(self) -> bool:
+        """Whether :meth:`update` would print now (callers skip computing an expensive note otherwise)."""
         if not self.enabled:
+            return False
+        now = time.perf_counter()
+        return now - self.start >= self.delay and now - self._last >= self.interval
+
+    def update(self, done: float, note: str = "", eta: float | None = None) -> None:
+        """Report ``done`` units so far; prints only when due.
+
+        ``eta`` (seconds) replaces the default estimate, which assumes the remaining units cost what the done
+        ones did on average.
+        """
+        if not self.due():
             return
         now = time.perf_counter()
         elapsed = now - self.start
-        if elapsed < self.delay or now - self._last < self.interval:
-            return
         self._last = now
         self._shown = True
         if self.total:
-            frac = min(1.0, done / self.total)
+            frac = min(1.0, max(0.0, done / self.total))
             bar = "#" * int(frac * 30)
-            eta = elapsed / frac - elapsed if frac > 0 else float("nan")
-            text = f"{self.label} [{bar:<30}] {100 * frac:5.1f}% {elapsed:6.1f}s eta {eta:5.0f}s {note}"
+            if eta is None:
+                eta = elapsed / frac - elapsed if frac > 0 else float("nan")
+            text = f"{self.label} [{bar:<30}] {100 * frac:5.1f}% {elapsed:6.1f}s eta {_duration(eta)} {note}"
         else:
             text = f"{self.label} {done:g} {elapsed:6.1f}s {note}"
         if self.tty:
-            self.stream.write("\r" + text[:120].ljust(120))
+            self.stream.write("\r" + text[:160].ljust(160))
         else:
             self.stream.write(text + "\n")
         self.stream.flush()
@@ -69,5 +79,21 @@ class Progress:
         if self.enabled and self._shown:
             elapsed = time.perf_counter() - self.start
             end = f"{self.label} done in {elapsed:.1f}s {note}"
-            self.stream.write(("\r" + end.ljust(120) + "\n") if self.tty else end + "\n")
+            self.stream.write(("\r" + end.ljust(160) + "\n") if self.tty else end + "\n")
             self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    """``42s``, ``12m05s``, ``3h07m`` (``?`` when unknown).
+
+    >>> _duration(42.4), _duration(725), _duration(11220), _duration(float("nan"))
+    ('42s', '12m05s', '3h07m', '?')
+    """
+    if not seconds == seconds or seconds == float("inf"):
+        return "?"
+    s = int(round(max(0.0, seconds)))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{(s % 3600) // 60:02d}m"

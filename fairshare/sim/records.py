@@ -7,7 +7,7 @@ These are plain frozen dataclasses so that a run can be saved as JSON and re-ana
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 __all__ = ["JobRecord", "RoundRecord"]
@@ -38,6 +38,14 @@ class JobRecord:
         time it was active in each round. Used for finish-time fairness ``rho``.
     active_seconds : float
         Time from arrival to finish (or to the end of the simulation), s.
+    censored : bool
+        The trace marked the job censored: it was still running when the source trace ended, so its work is
+        a lower bound and its JCT is left out of the JCT metrics (default False).
+    ideal_seconds : float
+        Time the job needs alone on the fastest GPU type of the cluster it can use, ``iterations / max alone
+        throughput``, s (``nan`` in records written before 0.2). Defines its duration class.
+    metadata : dict of str to str
+        The trace's metadata of the job (default empty).
     """
 
     id: str
@@ -51,6 +59,9 @@ class JobRecord:
     done_iterations: float
     fair_throughput: float
     active_seconds: float
+    censored: bool = False
+    ideal_seconds: float = float("nan")
+    metadata: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The record as a plain dict (``nan`` stays ``nan``; JSON writers turn it into ``null``)."""
@@ -68,6 +79,8 @@ class JobRecord:
         ('a', True)
         """
         values: dict[str, Any] = {k: (float("nan") if v is None else v) for k, v in doc.items()}
+        if isinstance(values.get("metadata"), float):                  # null metadata: none
+            values["metadata"] = {}
         return cls(**values)
 
 

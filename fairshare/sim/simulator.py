@@ -20,6 +20,14 @@ The options of a run are a :class:`SimConfig`. Step 4 and the deficit update of 
 ``_execute_round(plan, jobs, config) -> RoundOutcome``; :func:`simulate` only admits jobs, builds each round,
 asks the policy and books the outcome.
 
+A run stops when every job has finished, or at a horizon: ``until`` (no round starts at or after that
+simulated time) or ``max_rounds``; jobs not finished then keep ``finish = nan`` and are counted as unfinished.
+Before the first round it refuses, naming the job or option, a job that can run nowhere (a gang larger than
+any GPU type, or no throughput data for its model at its scale on the cluster's types), a GPU type the catalog
+does not have, and a run sure to need more than :data:`ROUND_LIMIT` rounds without a horizon. Progress
+(stderr) is the simulated time against a lower bound on the time still needed, with an ETA from the recent
+wall time per round.
+
 Deterministic: the same trace, cluster, policy and options give the same records (no randomness is used
 here; policies break ties by job order, which is the trace's order).
 """
@@ -35,20 +43,21 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from fairshare._validate import is_real, readonly
+from fairshare._validate import clip, is_real, readonly
 from fairshare.allocation import Allocation
 from fairshare.errors import InvalidInputError, PolicyError
 from fairshare.fair_share import next_deficit
 from fairshare.formulation import RoundModel, build_model
 from fairshare.policies.base import Policy, RoundState, get_policy
-from fairshare.problem import RoundProblem
+from fairshare.problem import MAX_GPUS, RoundProblem
 from fairshare.sim.catalog import Catalog, load_catalog
 from fairshare.sim.metrics import RunMetrics, compute_metrics
 from fairshare.sim.progress import Progress
 from fairshare.sim.records import JobRecord, RoundRecord
-from fairshare.sim.traces import Trace
+from fairshare.sim.traces import MAX_ARRIVAL, Trace
 
-__all__ = ["RoundOutcome", "SimConfig", "SimulationResult", "parse_cluster", "simulate"]
+__all__ = ["ROUND_LENGTH_RANGE", "ROUND_LIMIT", "RoundOutcome", "SimConfig", "SimulationResult", "catalog_provenance",
+           "check_run", "parse_cluster", "records_json", "simulate"]
 
 
 def parse_cluster(spec: str | Mapping[str, int]) -> dict[str, int]:
@@ -67,14 +76,19 @@ def parse_cluster(spec: str | Mapping[str, int]) -> dict[str, int]:
             if "=" not in part:
                 raise InvalidInputError("cluster", spec, f"expected TYPE=COUNT pairs, got {part!r}")
             gpu, _, text = part.partition("=")
-            try:
-                items.append((gpu.strip(), int(text)))
-            except ValueError:
-                raise InvalidInputError(f"cluster.{gpu.strip()}", text, "must be an integer") from None
+            text = text.strip()
+            if not (text.isascii() and text.isdigit() and len(text) <= 12):
+                raise InvalidInputError(f"cluster.{gpu.strip()}", clip(text),
+                                        f"must be an integer from 0 to {MAX_GPUS} (2**31)")
+            items.append((gpu.strip(), int(text)))
     out: dict[str, int] = {}
     for name, count in items:
-        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-            raise InvalidInputError(f"cluster.{name}", count, "must be a non-negative integer")
+        if not str(name):
+            raise InvalidInputError("cluster", spec, "a GPU type name is empty")
+        if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= MAX_GPUS:
+            raise InvalidInputError(f"cluster.{name}", clip(count), f"must be an integer from 0 to {MAX_GPUS} (2**31)")
+        if str(name) in out:
+            raise InvalidInputError(f"cluster.{name}", count, "GPU type given twice")
         out[str(name)] = count
     if sum(out.values()) <= 0:
         raise InvalidInputError("cluster", spec, "the cluster has no GPU")
@@ -84,6 +98,15 @@ def parse_cluster(spec: str | Mapping[str, int]) -> dict[str, int]:
 # ----------------------------------------------------------------------------------------------------------
 # Options and results
 # ----------------------------------------------------------------------------------------------------------
+
+
+ROUND_LENGTH_RANGE = (1e-3, 1e8)
+"""Smallest and largest round length (s) a simulation accepts."""
+
+ROUND_LIMIT = 1_000_000
+"""Most rounds a run may be sure to need: a run whose longest job alone needs more rounds than this (its work
+over its fastest throughput, divided by the round length) is refused before it starts unless a horizon
+(``until``, ``max_rounds``) cuts it shorter. It would otherwise run for hours or days of wall time."""
 
 
 def _is_count(v: object) -> bool:
@@ -112,6 +135,9 @@ class SimConfig:
         Carry deficits across rounds (False: spatial-only fairness).
     max_rounds : int, optional
         Stop after this many rounds (unfinished jobs have ``finish = nan``).
+    until : float, optional
+        Horizon in simulated seconds: no round starts at or after this time (unfinished jobs have
+        ``finish = nan`` and are counted as unfinished). Default: run until every job has finished.
     stop_when_finished : tuple of str, optional
         Job ids: stop at the end of the round in which the last of them finishes, however many other jobs are
         still active (they keep ``finish = nan``). This is how a steady-state window is measured on a
@@ -142,12 +168,15 @@ class SimConfig:
     carry_deficits: bool = True
     max_rounds: int | None = None
     stop_when_finished: tuple[str, ...] | None = None
+    until: float | None = None
 
     def __post_init__(self) -> None:
         """Validate every option; store the numbers as floats and ``stop_when_finished`` as a tuple."""
         set_ = object.__setattr__
-        if not (is_real(self.round_length) and self.round_length > 0):
-            raise InvalidInputError("round_length", self.round_length, "must be a positive number of seconds")
+        lo, hi = ROUND_LENGTH_RANGE
+        if not (is_real(self.round_length) and lo <= self.round_length <= hi):
+            raise InvalidInputError("round_length", clip(self.round_length),
+                                    f"must be a positive number of seconds from {lo:g} to {hi:g}")
         set_(self, "round_length", float(self.round_length))
         if not (is_real(self.restart_overhead) and 0 <= self.restart_overhead < self.round_length):
             raise InvalidInputError("restart_overhead", self.restart_overhead, "must be in [0, round_length)")
@@ -166,6 +195,11 @@ class SimConfig:
                 raise InvalidInputError(name, getattr(self, name), "must be True or False")
         if self.max_rounds is not None and not _is_count(self.max_rounds):
             raise InvalidInputError("max_rounds", self.max_rounds, "must be a non-negative integer or None")
+        if self.until is not None:
+            if not (is_real(self.until) and 0 < self.until <= MAX_ARRIVAL):
+                raise InvalidInputError("until", clip(self.until),
+                                        f"must be a number of seconds > 0 and <= {MAX_ARRIVAL:g}, or None")
+            set_(self, "until", float(self.until))
         watch = self.stop_when_finished
         if watch is not None:
             if isinstance(watch, str) or not isinstance(watch, Iterable):
@@ -234,6 +268,10 @@ class SimulationResult:
         GPUs per type.
     policy_options : dict
         Constructor options of the policy (when it was given by name).
+    catalog : dict
+        Provenance of the throughput figures the run could use (:func:`catalog_provenance`): ``sources``
+        (name, kind) and how many of the ``figures`` (alone entries of the trace's models and scales on the
+        cluster's types) are ``derived``.
     """
 
     policy: str
@@ -243,6 +281,7 @@ class SimulationResult:
     wall_seconds: float = 0.0
     cluster: dict[str, int] = field(default_factory=dict)
     policy_options: dict[str, Any] = field(default_factory=dict)
+    catalog: dict[str, Any] = field(default_factory=dict)
 
     def metrics(self) -> RunMetrics:
         """:class:`fairshare.sim.metrics.RunMetrics` of this run."""
@@ -254,20 +293,20 @@ class SimulationResult:
         config = {"cluster": dict(self.cluster), **self.config.to_dict(),
                   "stop_when_finished_jobs": len(watch or ()), "policy_options": dict(self.policy_options)}
         return {"policy": self.policy, "config": config, "wall_seconds": self.wall_seconds,
+                "catalog": dict(self.catalog),
                 "jobs": [j.to_dict() for j in self.jobs], "rounds": [r.to_dict() for r in self.rounds]}
 
-    def save_json(self, path: str | Path) -> None:
-        """All per-job and per-round records as JSON (NaN written as null)."""
-        def clean(v: Any) -> Any:
-            if isinstance(v, float) and not np.isfinite(v):
-                return None
-            if isinstance(v, dict):
-                return {k: clean(x) for k, x in v.items()}
-            if isinstance(v, list):
-                return [clean(x) for x in v]
-            return v
+    def to_json(self) -> str:
+        """:meth:`to_dict` as compact JSON: one record per line, ``nan`` as ``null``, default fields left out.
 
-        Path(path).write_text(json.dumps(clean(self.to_dict()), indent=1))
+        A job record leaves out ``censored`` when false and ``metadata`` when empty (readers restore the
+        defaults); everything else is kept at full precision.
+        """
+        return records_json(self.to_dict())
+
+    def save_json(self, path: str | Path) -> None:
+        """All per-job and per-round records as JSON (:meth:`to_json`; NaN written as null)."""
+        Path(path).write_text(self.to_json())
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> SimulationResult:
@@ -275,7 +314,67 @@ class SimulationResult:
         cfg = dict(doc.get("config", {}))
         return cls(doc["policy"], tuple(JobRecord.from_dict(j) for j in doc["jobs"]),
                    tuple(RoundRecord.from_dict(r) for r in doc["rounds"]), SimConfig.from_dict(cfg),
-                   doc.get("wall_seconds", 0.0), dict(cfg.get("cluster", {})), dict(cfg.get("policy_options", {})))
+                   doc.get("wall_seconds", 0.0), dict(cfg.get("cluster", {})), dict(cfg.get("policy_options", {})),
+                   dict(doc.get("catalog") or {}))
+
+
+def _plain(v: Any) -> Any:
+    """JSON-ready: non-finite floats as None, numpy values as Python ones, containers recursively."""
+    if isinstance(v, (float, np.floating)):
+        return float(v) if np.isfinite(v) else None
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, np.ndarray):
+        return _plain(v.tolist())
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+def _compact_job(rec: dict[str, Any]) -> dict[str, Any]:
+    out = dict(rec)
+    if not out.get("censored"):
+        out.pop("censored", None)
+    if not out.get("metadata"):
+        out.pop("metadata", None)
+    return out
+
+
+def records_json(doc: dict[str, Any]) -> str:
+    """Records as compact JSON: a run (:meth:`SimulationResult.to_dict`), or ``{..., "runs": [run, ...]}``.
+
+    Each job and round record takes one line without indentation, ``nan`` and infinities are ``null``, and
+    job records leave out ``censored: false`` and empty ``metadata``. (Records of an eight-policy comparison
+    are about a third of the size of indented JSON; see ``docs/json-formats.md``.)
+
+    Examples
+    --------
+    >>> print(records_json({"policy": "p", "jobs": [{"id": "a", "finish": float("nan"), "censored": False}],
+    ...                     "rounds": []}))
+    {"policy": "p",
+     "jobs": [
+      {"id": "a", "finish": null}
+     ],
+     "rounds": []}
+    """
+    def run_text(run: dict[str, Any], indent: str) -> str:
+        parts = []
+        for key, value in run.items():
+            if key in ("jobs", "rounds") and isinstance(value, list):
+                rows = [json.dumps(_plain(_compact_job(r) if key == "jobs" else r)) for r in value]
+                body = ("[\n" + ",\n".join(f"{indent} {r}" for r in rows) + f"\n{indent}]") if rows else "[]"
+                parts.append(f"{json.dumps(key)}: {body}")
+            else:
+                parts.append(f"{json.dumps(key)}: {json.dumps(_plain(value))}")
+        return "{" + f",\n{indent} ".join(parts) + "}"
+
+    if isinstance(doc.get("runs"), list):
+        head = [f"{json.dumps(k)}: {json.dumps(_plain(v))}" for k, v in doc.items() if k != "runs"]
+        runs = ",\n".join(" " + run_text(r, " ") for r in doc["runs"])
+        return "{" + ",\n ".join([*head, '"runs": [\n' + runs + "\n ]"]) + "}\n"
+    return run_text(doc, "") + "\n"
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -437,10 +536,13 @@ class _Ledger:
     fair_time: np.ndarray  # integral of Tfair_j over the job's active time
     active_time: np.ndarray
     prev_key: np.ndarray  # (N, 2), see _JobState
+    censored: np.ndarray  # marked censored in the trace
+    ideal: np.ndarray  # iterations / fastest alone throughput on the cluster, s
+    metadata: tuple[dict[str, str], ...]
 
     @classmethod
     def of(cls, trace: Trace, cat: Catalog, gpus: dict[str, int]) -> _Ledger:
-        """A fresh ledger; raises if a job can run on no GPU type of the cluster."""
+        """A fresh ledger; raises if a job can run on no GPU type of the cluster, saying why."""
         gpu_types = tuple(gpus)
         cap = np.array([gpus[g] for g in gpu_types], dtype=np.int64)
         ids, models = tuple(trace.id), tuple(trace.model)
@@ -452,12 +554,14 @@ class _Ledger:
         if nowhere.size:
             j = int(nowhere[0])
             raise InvalidInputError(f"trace[{j}]", f"{ids[j]} ({models[j]}, scale {scale[j]})",
-                                    f"this job can run on no GPU type of the cluster {gpus}")
+                                    _why_nowhere(cat, models[j], int(scale[j]), gpus, tput[j]))
+        fastest = np.where(runnable, tput, 0.0).max(axis=1) if n else np.zeros(0)
+        work = readonly(np.asarray(trace.iterations, dtype=np.float64))
         return cls(ids, models, tuple(trace.tenant), readonly(np.asarray(trace.arrival, dtype=np.float64)), scale,
-                   readonly(np.asarray(trace.iterations, dtype=np.float64)),
-                   readonly(np.asarray(trace.weight, dtype=np.float64)), readonly(tput), np.zeros(n),
+                   work, readonly(np.asarray(trace.weight, dtype=np.float64)), readonly(tput), np.zeros(n),
                    np.full(n, np.nan), np.zeros(n), np.zeros(n), np.zeros((n, len(gpu_types))), np.zeros(n),
-                   np.zeros(n), np.full((n, 2), -2, np.int64))
+                   np.zeros(n), np.full((n, 2), -2, np.int64), readonly(np.asarray(trace.censored, dtype=bool)),
+                   readonly(work / np.where(fastest > 0, fastest, 1.0)), tuple(trace.metadata))
 
     def watched(self, ids: tuple[str, ...] | None) -> np.ndarray | None:
         """Mask of the jobs named by ``stop_when_finished`` (None if it is None)."""
@@ -516,8 +620,43 @@ class _Ledger:
                       weight=float(self.weight[i]), arrival=float(self.arrival[i]), finish=float(self.finish[i]),
                       iterations=float(self.work[i]), done_iterations=float(self.done[i]), fair_throughput=fair(i),
                       active_seconds=float(max(0.0, (self.finish[i] if np.isfinite(self.finish[i]) else now)
-                                               - self.arrival[i])))
+                                               - self.arrival[i])),
+                      censored=bool(self.censored[i]), ideal_seconds=float(self.ideal[i]),
+                      metadata=dict(self.metadata[i]))
             for i in range(len(self.ids)))
+
+    def remaining_seconds(self, t: float, capacity: int) -> float:
+        """A lower bound on the simulated time left after ``t``.
+
+        No job finishes before its remaining work at its fastest throughput, nor before the cluster has done all
+        remaining GPU-work at full speed; jobs still to arrive count from their arrival.
+        """
+        left = self.work - self.done
+        open_ = np.isnan(self.finish)
+        if not open_.any():
+            return 0.0
+        alone = np.where(open_, np.maximum(self.arrival, t) + left / np.maximum(self.work / self.ideal, 1e-300), t)
+        gpu_work = float(np.sum((left * self.ideal / self.work * self.scale)[open_]))
+        return max(float(alone.max()) - t, gpu_work / max(capacity, 1))
+
+
+def _why_nowhere(cat: Catalog, model: str, scale: int, gpus: dict[str, int], row: np.ndarray) -> str:
+    """Why a job can run on no GPU type of the cluster: its gang is too large, or there is no data for it."""
+    biggest = max(gpus.values())
+    if scale > biggest:
+        return (f"gang larger than any GPU type of the cluster: it needs {scale} GPUs of one type, the largest type "
+                f"has {biggest} ({gpus})")
+    if cat.scale_index(scale) < 0:
+        return (f"no throughput data for model {model!r} at scale {scale}: the catalog has data for scales "
+                f"{', '.join(map(str, cat.scales))} only")
+    have = [g for g in cat.gpu_types if cat.supports(model, scale, g)]
+    if not (row > 0).any():
+        where = f"it has data on {', '.join(have)}" if have else "it has data on no GPU type at that scale"
+        return (f"no throughput data for model {model!r} at scale {scale} on the cluster's GPU types {list(gpus)} "
+                f"({where})")
+    small = [g for g, t in zip(gpus, row, strict=True) if t > 0]
+    return (f"gang larger than the GPU types with data for model {model!r} at scale {scale}: "
+            + ", ".join(f"{g} has {gpus[g]}" for g in small))
 
 
 class _PairCache:
@@ -605,7 +744,9 @@ def simulate(
     if not isinstance(pol, Policy):
         raise InvalidInputError("policy", policy, "must be a registered name or an object with allocate(state)")
     cat = load_catalog() if catalog is None else catalog
+    _check_gpu_types(cat, gpus)
     led = _Ledger.of(trace, cat, gpus)
+    _check_length(led, cfg)
     watched = led.watched(cfg.stop_when_finished)
     watch_left = None if watched is None else int(watched.sum())
     pairs = _PairCache(cat, led, tuple(gpus), cfg)
@@ -613,16 +754,20 @@ def simulate(
     order = np.argsort(led.arrival, kind="stable")
     active: list[int] = []
     nxt = n_finished = 0
-    t = float(led.arrival[order[0]]) if n_all else 0.0
+    t = t0 = float(led.arrival[order[0]]) if n_all else 0.0
     rounds: list[RoundRecord] = []
-    bar = Progress(n_all, f"simulate {name or getattr(pol, 'name', 'policy')}", enabled=progress)
+    bar = Progress(1.0, f"simulate {name or getattr(pol, 'name', 'policy')}", enabled=progress)
+    per_round = 0.0                                          # running mean of recent wall seconds per round
     while n_finished < n_all and (cfg.max_rounds is None or len(rounds) < cfg.max_rounds) and watch_left != 0:
+        if cfg.until is not None and t >= cfg.until:
+            break
         while nxt < n_all and led.arrival[order[nxt]] <= t:
             active.append(int(order[nxt]))
             nxt += 1
         if not active:
             t = float(led.arrival[order[nxt]])
             continue
+        t_round = time.perf_counter()
         act = np.array(sorted(active), dtype=np.int64)  # trace order: deterministic tie-breaking
         jobs = led.jobs(act, t)
         t_pol = time.perf_counter()
@@ -639,7 +784,121 @@ def simulate(
             active = [i for i in active if i not in left]
         rounds.append(_round_record(len(rounds), jobs, alloc, out, capacity, cfg, solver_s))
         t += cfg.round_length
-        bar.update(n_finished, f"round {len(rounds)}, {len(active)} active")
-    bar.close(f"({len(rounds)} rounds)")
+        spent = time.perf_counter() - t_round
+        per_round = spent if len(rounds) == 1 else 0.9 * per_round + 0.1 * spent
+        if bar.due():
+            bar.update(*_progress(led, t, t0, capacity, cfg, per_round, len(rounds), len(active), n_finished))
+    bar.close(f"({len(rounds)} rounds, simulated {(t - t0) / 3600:.1f} h)")
     return SimulationResult(name or str(getattr(pol, "name", policy)), led.records(t), tuple(rounds), cfg,
-                            time.perf_counter() - t_wall, gpus, dict(policy_options or {}))
+                            time.perf_counter() - t_wall, gpus, dict(policy_options or {}),
+                            catalog_provenance(cat, led.models, led.scale, tuple(gpus)))
+
+
+def check_run(trace: Trace, cluster: str | Mapping[str, int], catalog: Catalog | None = None,
+              config: SimConfig | Mapping[str, Any] | None = None) -> None:
+    """Raise :class:`InvalidInputError` for what :func:`simulate` would refuse before its first round.
+
+    The cluster (its GPU types must be in the catalog), every job (a gang larger than any type, a model with
+    no data at its scale on the cluster's types) and the run's length (:data:`ROUND_LIMIT`). A command line
+    calls it once before starting worker processes.
+    """
+    cfg = SimConfig.coerce(config)
+    gpus = parse_cluster(cluster)
+    cat = load_catalog() if catalog is None else catalog
+    _check_gpu_types(cat, gpus)
+    _check_length(_Ledger.of(trace, cat, gpus), cfg)
+
+
+def _progress(led: _Ledger, t: float, t0: float, capacity: int, cfg: SimConfig, per_round: float, n_rounds: int,
+              n_active: int, n_finished: int) -> tuple[float, str, float]:
+    """``(fraction, note, eta seconds)`` of the progress line: simulated time over an estimate of the end.
+
+    The end is at least the lower bound :meth:`_Ledger.remaining_seconds` away (the horizon, if sooner), so
+    the fraction is simulated time, not finished jobs, and the ETA is the rounds left at the recent wall time
+    per round: a long tail of nearly empty rounds is counted, and priced at what such rounds cost.
+    """
+    left = led.remaining_seconds(t, capacity)
+    if cfg.until is not None:
+        left = min(left, max(0.0, cfg.until - t))
+    rounds_left = left / cfg.round_length
+    if cfg.max_rounds is not None:
+        rounds_left = min(rounds_left, cfg.max_rounds - n_rounds)
+        left = min(left, rounds_left * cfg.round_length)
+    span = (t - t0) + left
+    frac = (t - t0) / span if span > 0 else 1.0
+    note = (f"simulated {(t - t0) / 3600:,.1f} h of at least {span / 3600:,.1f} h, round {n_rounds}, "
+            f"{n_active} active, {n_finished}/{len(led.ids)} done")
+    return frac, note, rounds_left * per_round
+
+
+def _check_gpu_types(cat: Catalog, gpus: dict[str, int]) -> None:
+    """Every GPU type of the cluster must be in the catalog; point to the catalog that has it."""
+    from fairshare.sim.catalog import CATALOGS
+
+    for g in gpus:
+        if g in cat.gpu_types:
+            continue
+        hint = ""
+        for name in CATALOGS:
+            if name not in ("default",) and g in load_catalog(name).gpu_types:
+                derived = any(s.derived for s in load_catalog(name).sources)
+                hint = (f"; it is in the catalog {name!r}{' (derived figures)' if derived else ''}: pass "
+                        f"catalog=load_catalog({name!r}) (CLI: --catalog {name})")
+                break
+        raise InvalidInputError("cluster", g, f"unknown GPU type (the catalog has: {', '.join(cat.gpu_types)}){hint}")
+
+
+def _check_length(led: _Ledger, cfg: SimConfig) -> None:
+    """Refuse a run sure to need more than :data:`ROUND_LIMIT` rounds (see there)."""
+    if not len(led.ids):
+        return
+    j = int(np.argmax(led.ideal))
+    need = float(led.ideal[j]) / cfg.round_length
+    cap = need
+    if cfg.max_rounds is not None:
+        cap = min(cap, cfg.max_rounds)
+    if cfg.until is not None:
+        cap = min(cap, cfg.until / cfg.round_length)
+    if cap > ROUND_LIMIT:
+        raise InvalidInputError(f"trace[{j}].iterations", float(led.work[j]),
+                                f"job {led.ids[j]!r} needs at least {need:.3g} rounds of {cfg.round_length:g} s "
+                                f"(its work at its fastest throughput takes {led.ideal[j]:.3g} s), more than the "
+                                f"limit of {ROUND_LIMIT:,} rounds per run: set a horizon (until, max_rounds; CLI "
+                                "--until, --max-rounds) or a longer round length")
+
+
+def catalog_provenance(cat: Catalog, models: tuple[str, ...], scales: np.ndarray,
+                       gpu_types: tuple[str, ...]) -> dict[str, Any]:
+    """Which sources the throughput figures of a run come from, and how many are derived.
+
+    ``figures`` counts the distinct (model, scale, GPU type) alone entries with data for the trace's jobs on
+    the cluster's types; ``derived`` those whose source is derived; ``sources`` every source behind them (or
+    behind a pair entry among the trace's models on those types), each with ``kind`` measured or derived.
+
+    Examples
+    --------
+    >>> from fairshare.sim.catalog import load_catalog
+    >>> p = catalog_provenance(load_catalog("modern"), ("ResNet-50 (batch size 64)",), np.array([1]), ("V100", "T4"))
+    >>> p["figures"], p["derived"], [s["name"] for s in p["sources"]]
+    (2, 1, ['gavel-simulation', 'derived:modern-v1'])
+    """
+    if not len(models):
+        return {"sources": [], "figures": 0, "derived": 0}
+    keys = sorted({(m, int(sc)) for m, sc in zip(models, scales.tolist(), strict=True)})
+    g = np.array([cat.gpu_index(x) for x in gpu_types], dtype=np.int64)
+    used: set[int] = set()
+    figures = derived = 0
+    for m, sc in keys:
+        si = cat.scale_index(sc)
+        if si < 0:
+            continue
+        src = cat.alone_source[cat.model_index(m), si, g]
+        have = (cat.alone[cat.model_index(m), si, g] > 0) & (src >= 0)
+        figures += int(have.sum())
+        derived += int(sum(cat.sources[k].derived for k in src[have].tolist()))
+        used.update(src[have].tolist())
+    mi = np.array(sorted({cat.model_index(m) for m, _ in keys}), dtype=np.int64)
+    psrc = cat.pair_source[:, g][:, :, mi][:, :, :, mi]
+    used.update(int(k) for k in np.unique(psrc[psrc >= 0]).tolist())
+    return {"sources": [{"name": cat.sources[k].name, "kind": "derived" if cat.sources[k].derived else "measured"}
+                        for k in sorted(used)], "figures": figures, "derived": derived}

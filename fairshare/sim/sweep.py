@@ -23,6 +23,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
+from fairshare.errors import InvalidInputError
 from fairshare.sim.simulator import SimulationResult, simulate
 
 __all__ = ["RunSpec", "run_spec", "run_sweep"]
@@ -49,6 +50,11 @@ class RunSpec:
         ``progress``.
     label : str
         Name of the run in tables (default: the policy name).
+    catalog : tuple of str
+        Catalogs to merge, in order: names of :data:`~fairshare.sim.catalog.CATALOGS` or parts, or catalog
+        file paths (what ``--catalog`` gives on the command line). Empty: the default catalog, or the
+        ``catalog`` of ``sim_options``. The generator draws its models from it and a trace file's models are
+        checked against it.
     """
 
     policy: str
@@ -57,15 +63,26 @@ class RunSpec:
     policy_options: dict[str, Any] = field(default_factory=dict)
     sim_options: dict[str, Any] = field(default_factory=dict)
     label: str = ""
+    catalog: tuple[str, ...] = ()
 
 
 def run_spec(spec: RunSpec) -> SimulationResult:
     """Run one spec in this process (the task a sweep submits)."""
+    from fairshare.sim.catalog import load_catalog
     from fairshare.sim.traces import generate_trace, read_trace
 
-    tr = dict(spec.trace)
-    trace = read_trace(tr["path"]) if "path" in tr else generate_trace(**tr)
     opts = {"progress": False, **spec.sim_options}
+    if spec.catalog:
+        if "catalog" in opts:
+            raise InvalidInputError("catalog", spec.catalog, "give the catalog in RunSpec.catalog or in "
+                                    "sim_options, not both")
+        names = (spec.catalog,) if isinstance(spec.catalog, str) else tuple(spec.catalog)
+        opts["catalog"] = load_catalog(names)
+    tr = dict(spec.trace)
+    if "path" in tr:
+        trace = read_trace(tr["path"], catalog=opts.get("catalog"))
+    else:
+        trace = generate_trace(**{"catalog": opts.get("catalog"), **tr})
     return simulate(trace, spec.cluster, spec.policy, policy_options=spec.policy_options,
                     name=spec.label or spec.policy, **opts)
 

@@ -1,10 +1,14 @@
 """Job traces: reading, writing and generating the work a simulation replays.
 
 A :class:`Trace` is one row per job: ``id``, ``arrival`` (s), ``model`` (a workload of the catalog),
-``scale`` (GPUs), ``iterations`` (total work), ``weight`` (fairness weight, default 1) and ``tenant``
-(default ``""``). Jobs are kept in arrival order (a stable sort: jobs arriving at the same time keep their
-input order). Formats (``docs/traces.md``): CSV with header ``id,arrival,model,scale,iterations[,weight]
-[,tenant]``, or JSON ``{"jobs": [{...}, ...]}`` / a bare list of job objects.
+``scale`` (GPUs), ``iterations`` (total work), ``weight`` (fairness weight, default 1), ``tenant`` (default
+``""``), and, for traces imported from real clusters (:mod:`fairshare.sim.importers`), ``gpus`` (the GPUs the
+job asked for in the source, possibly a fraction; default ``scale``), ``censored`` (the job was still running
+when the source trace ended, so its work is a lower bound; default false) and free-form ``metadata``
+(string values, e.g. the source's queue or user). Jobs are kept in arrival order (a stable sort: jobs
+arriving at the same time keep their input order). Formats (``docs/traces.md``): CSV with header
+``id,arrival,model,scale,iterations[,weight][,tenant][,gpus][,censored][,meta.KEY...]``, or JSON
+``{"jobs": [{...}, ...]}`` / a bare list of job objects (metadata as ``"meta": {...}``).
 
 :func:`generate_trace` follows Gavel's recipe (spec ``simulator.md``, section Trace): Poisson arrivals at
 ``jobs_per_hour`` (first job at t = 0), duration ``60 * 10**U(1.5, 3)`` s with probability 0.8 else
@@ -30,16 +34,25 @@ from typing import IO, Any
 
 import numpy as np
 
-from fairshare._validate import check_array, is_real, readonly
+from fairshare._validate import check_array, clip, is_real, readonly
+from fairshare.documents import read_json
 from fairshare.errors import InvalidInputError
+from fairshare.problem import MAX_GPUS
 from fairshare.sim.catalog import DATA_DIR, Catalog, load_catalog
 
-__all__ = ["COLUMNS", "DEFAULT_TRACE", "SCALE_PROBABILITIES", "Trace", "generate_trace", "read_trace",
-           "write_trace"]
+__all__ = ["COLUMNS", "DEFAULT_TRACE", "MAX_ARRIVAL", "MAX_ITERATIONS", "META_PREFIX", "SCALE_PROBABILITIES", "Trace",
+           "format_trace", "generate_trace", "read_trace", "write_trace"]
 
-COLUMNS = ("id", "arrival", "model", "scale", "iterations", "weight", "tenant")
-"""Columns of a trace; the first five are required."""
+COLUMNS = ("id", "arrival", "model", "scale", "iterations", "weight", "tenant", "gpus", "censored")
+"""Columns of a trace; the first five are required. CSV metadata columns are named ``meta.KEY``."""
 _REQUIRED = COLUMNS[:5]
+META_PREFIX = "meta."
+"""Prefix of a CSV column that holds metadata (``meta.queue``); JSON job objects use a ``"meta"`` object."""
+MAX_ARRIVAL = 1e12
+"""Largest arrival time (s) a trace may hold (about 31,700 years): later ones are refused, not rounded."""
+MAX_ITERATIONS = 1e18
+"""Largest work (iterations) of one job."""
+_TRUE, _FALSE = ("1", "true", "yes"), ("", "0", "false", "no")
 
 SCALE_PROBABILITIES: dict[int, float] = {1: 0.70, 2: 0.10, 4: 0.15, 8: 0.05}
 """Gavel's distribution of job scales (GPUs per job) for multi-GPU traces."""
@@ -48,6 +61,9 @@ DEFAULT_TRACE = DATA_DIR / "default_trace.csv"
 """The built-in trace (see ``docs/traces.md`` for the call that generated it)."""
 
 PHILLY_FILE = DATA_DIR / "philly_job_distribution.csv"
+
+MIN_JOBS_PER_HOUR, MAX_JOBS_PER_HOUR = 1e-3, 1e9
+"""Range of the generator's arrival rate (one job per 42 days to a billion per hour)."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -70,6 +86,14 @@ class Trace:
         Fairness weights, finite and > 0 (default 1).
     tenant : sequence of str, optional
         Tenant of each job (default ``""``).
+    gpus : array of float, shape (N,), optional
+        GPUs each job asked for in the source trace, finite and > 0; may be a fraction of one GPU (default
+        ``scale``). The simulator schedules ``scale`` whole GPUs.
+    censored : array of bool, shape (N,), optional
+        The job was still running when the source trace ended: its ``iterations`` are a lower bound, and
+        metrics leave it out of JCT (default all false).
+    metadata : sequence of mapping of str to str, optional
+        Free-form fields of each job (default empty), carried into the job records.
 
     Raises
     ------
@@ -91,6 +115,9 @@ class Trace:
     iterations: np.ndarray
     weight: np.ndarray = None  # type: ignore[assignment]
     tenant: tuple[str, ...] = None  # type: ignore[assignment]
+    gpus: np.ndarray = None  # type: ignore[assignment]
+    censored: np.ndarray = None  # type: ignore[assignment]
+    metadata: tuple[dict[str, str], ...] = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         """Validate every column and store the arrays read-only, in arrival order."""
@@ -99,9 +126,15 @@ class Trace:
         N = len(ids)
         models = tuple(self.model)
         tenants = ("",) * N if self.tenant is None else tuple(self.tenant)
-        for name, seq in (("model", models), ("tenant", tenants)):
+        metas = tuple({} for _ in range(N)) if self.metadata is None else tuple(self.metadata)
+        for name, seq in (("model", models), ("tenant", tenants), ("metadata", metas)):
             if len(seq) != N:
                 raise InvalidInputError(name, len(seq), f"expected {N} values, one per job")
+        for i, meta in enumerate(metas):
+            if not (isinstance(meta, Mapping) and all(isinstance(k, str) and k and isinstance(v, str)
+                                                      for k, v in meta.items())):
+                raise InvalidInputError(f"jobs[{i}].metadata", clip(meta), "must map non-empty names to strings")
+        metas = tuple({k: v for k, v in m.items() if v} for m in metas)   # an empty value is no value
         for i, v in enumerate(ids):
             if not (isinstance(v, str) and v):
                 raise InvalidInputError(f"jobs[{i}].id", v, "must be a non-empty string")
@@ -118,24 +151,39 @@ class Trace:
                     raise InvalidInputError(f"jobs[{i}].id", v, "duplicate job id")
                 seen.add(v)
         arrival = _float_array(self.arrival, "arrival", N)
-        _check(arrival, (arrival >= 0), "arrival", "must be finite and >= 0")
+        _check(arrival, (arrival >= 0) & (arrival <= MAX_ARRIVAL), "arrival",
+               f"must be finite and >= 0 (at most {MAX_ARRIVAL:g} s)")
         iterations = _float_array(self.iterations, "iterations", N)
-        _check(iterations, iterations > 0, "iterations", "must be finite and > 0")
+        _check(iterations, (iterations > 0) & (iterations <= MAX_ITERATIONS), "iterations",
+               f"must be finite and > 0 (at most {MAX_ITERATIONS:g})")
         weight = np.ones(N) if self.weight is None else _float_array(self.weight, "weight", N)
         _check(weight, weight > 0, "weight", "must be finite and > 0")
         scale_f = _float_array(self.scale, "scale", N)
-        _check(scale_f, (scale_f >= 1) & (np.floor(scale_f) == scale_f), "scale", "must be a positive integer")
+        _check(scale_f, (scale_f >= 1) & (np.floor(scale_f) == scale_f) & (scale_f <= MAX_GPUS), "scale",
+               f"must be a positive integer <= {MAX_GPUS} (2**31)")
+        gpus = scale_f.copy() if self.gpus is None else _float_array(self.gpus, "gpus", N)
+        _check(gpus, (gpus > 0) & (gpus <= MAX_GPUS), "gpus", "must be finite, > 0 and <= 2**31")
+        if self.censored is None:
+            censored = np.zeros(N, dtype=bool)
+        else:
+            censored = np.asarray(self.censored).reshape(-1)
+            if censored.shape != (N,) or censored.dtype != np.bool_:
+                raise InvalidInputError("censored", clip(self.censored), f"expected {N} booleans, one per job")
         order = np.argsort(arrival, kind="stable")
         if np.any(order != np.arange(N)):
-            ids, models, tenants = (tuple(seq[i] for i in order) for seq in (ids, models, tenants))
-            arrival, iterations, weight, scale_f = (a[order] for a in (arrival, iterations, weight, scale_f))
+            ids, models, tenants, metas = (tuple(seq[i] for i in order) for seq in (ids, models, tenants, metas))
+            arrival, iterations, weight, scale_f, gpus, censored = (
+                a[order] for a in (arrival, iterations, weight, scale_f, gpus, censored))
         set_(self, "id", ids)
         set_(self, "model", models)
         set_(self, "tenant", tenants)
+        set_(self, "metadata", metas)
         set_(self, "arrival", readonly(arrival))
         set_(self, "iterations", readonly(iterations))
         set_(self, "weight", readonly(weight))
         set_(self, "scale", readonly(scale_f.astype(np.int64)))
+        set_(self, "gpus", readonly(gpus))
+        set_(self, "censored", readonly(censored.copy()))
 
     def __len__(self) -> int:
         """Number of jobs."""
@@ -146,8 +194,9 @@ class Trace:
         if not isinstance(other, Trace):
             return NotImplemented
         return (self.id == other.id and self.model == other.model and self.tenant == other.tenant
+                and self.metadata == other.metadata
                 and all(np.array_equal(getattr(self, f), getattr(other, f))
-                        for f in ("arrival", "scale", "iterations", "weight")))
+                        for f in ("arrival", "scale", "iterations", "weight", "gpus", "censored")))
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -161,13 +210,33 @@ class Trace:
         r = np.asarray(rows, dtype=np.int64).reshape(-1)
         return Trace(id=tuple(self.id[i] for i in r), arrival=self.arrival[r],
                      model=tuple(self.model[i] for i in r), scale=self.scale[r], iterations=self.iterations[r],
-                     weight=self.weight[r], tenant=tuple(self.tenant[i] for i in r))
+                     weight=self.weight[r], tenant=tuple(self.tenant[i] for i in r), gpus=self.gpus[r],
+                     censored=self.censored[r], metadata=tuple(self.metadata[i] for i in r))
+
+    @property
+    def has_extras(self) -> bool:
+        """Whether a job has a fractional or different ``gpus``, is censored or carries metadata."""
+        return bool(np.any(self.gpus != self.scale) or self.censored.any() or any(self.metadata))
 
     def to_records(self) -> list[dict[str, Any]]:
-        """One dict per job (the JSON job objects), in arrival order."""
-        return [{"id": self.id[i], "arrival": _plain_number(self.arrival[i]), "model": self.model[i],
-                 "scale": int(self.scale[i]), "iterations": _plain_number(self.iterations[i]),
-                 "weight": _plain_number(self.weight[i]), "tenant": self.tenant[i]} for i in range(len(self))]
+        """One dict per job (the JSON job objects), in arrival order.
+
+        ``gpus``, ``censored`` and ``meta`` appear only where they differ from their defaults, so a trace
+        without them writes exactly as before they existed.
+        """
+        out = []
+        for i in range(len(self)):
+            rec: dict[str, Any] = {"id": self.id[i], "arrival": _plain_number(self.arrival[i]), "model": self.model[i],
+                                   "scale": int(self.scale[i]), "iterations": _plain_number(self.iterations[i]),
+                                   "weight": _plain_number(self.weight[i]), "tenant": self.tenant[i]}
+            if self.gpus[i] != self.scale[i]:
+                rec["gpus"] = _plain_number(self.gpus[i])
+            if self.censored[i]:
+                rec["censored"] = True
+            if self.metadata[i]:
+                rec["meta"] = dict(self.metadata[i])
+            out.append(rec)
+        return out
 
 
 def _float_array(values: Any, name: str, n: int) -> np.ndarray:
@@ -226,16 +295,26 @@ def read_trace(path_or_file: str | os.PathLike[str] | IO[str] | IO[bytes], *,
     if isinstance(path_or_file, (str, os.PathLike)):
         path = Path(path_or_file)
         name = path.name
+        if path.is_dir():
+            raise InvalidInputError("path", str(path), "is a folder, not a trace file")
         try:
-            text = path.read_text(encoding="utf-8")
+            raw: str | bytes = path.read_bytes()
         except OSError as exc:
             raise InvalidInputError("path", str(path), f"cannot be read ({exc.strerror or exc})") from None
         suffix = path.suffix.lower()
     else:
         raw = path_or_file.read()
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
         name = Path(str(getattr(path_or_file, "name", "<stream>"))).name
         suffix = ""
+    if isinstance(raw, bytes):
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InvalidInputError("path", name, f"not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
+    else:
+        text = raw
+    if "\0" in text:
+        raise InvalidInputError("path", name, "not a text file (it holds NUL characters)")
     if suffix not in (".csv", ".json"):
         suffix = ".json" if text.lstrip()[:1] in ("{", "[") else ".csv"
     rows = _rows_from_json(text, name) if suffix == ".json" else _rows_from_csv(text, name)
@@ -257,9 +336,10 @@ def _rows_from_csv(text: str, name: str) -> list[_Row]:
         if header is None:
             header = cells
             for col in header:
-                if col not in COLUMNS:
+                if col not in COLUMNS and not (col.startswith(META_PREFIX) and len(col) > len(META_PREFIX)):
                     raise InvalidInputError("header", col, f"unknown column in {name}, line {line} (columns: "
-                                            f"{', '.join(COLUMNS)})")
+                                            f"{', '.join(COLUMNS)}; name a column {META_PREFIX}{col} to keep it "
+                                            "as metadata)")
                 if header.count(col) > 1:
                     raise InvalidInputError("header", col, f"duplicate column in {name}, line {line}")
             for col in _REQUIRED:
@@ -280,8 +360,8 @@ def _rows_from_csv(text: str, name: str) -> list[_Row]:
 
 def _rows_from_json(text: str, name: str) -> list[_Row]:
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
+        doc = read_json(text, what="document")
+    except InvalidInputError as exc:
         raise InvalidInputError("document", name, f"not valid JSON ({exc})") from None
     if isinstance(doc, Mapping):
         for key in doc:
@@ -298,9 +378,9 @@ def _rows_from_json(text: str, name: str) -> list[_Row]:
         if not isinstance(job, Mapping):
             raise InvalidInputError(f"row {i + 1}", job, f"must be a job object ({where})")
         for key in job:
-            if key not in COLUMNS:
-                raise InvalidInputError(f"row {i + 1}.{key}", job[key], f"unknown column ({where}; columns: "
-                                        f"{', '.join(COLUMNS)})")
+            if key not in COLUMNS and key != "meta":
+                raise InvalidInputError(f"row {i + 1}.{key}", clip(job[key]), f"unknown column ({where}; columns: "
+                                        f"{', '.join(COLUMNS)}, meta)")
         rows.append((i + 1, where, dict(job), False))
     return rows
 
@@ -311,8 +391,11 @@ def _trace_from_rows(rows: list[_Row], catalog: Catalog | None) -> Trace:
     seen: dict[str, int] = {}
     models: list[str] = []
     tenants: list[str] = []
+    metas: list[dict[str, str]] = []
     arrival, iterations, weight = np.empty(N), np.empty(N), np.ones(N)
     scale = np.empty(N, np.int64)
+    gpus = np.empty(N)
+    censored = np.zeros(N, dtype=bool)
     known = None if catalog is None else set(catalog.models)
     for i, (r, where, row, text) in enumerate(rows):
         def bad(col: str, value: object, reason: str) -> InvalidInputError:
@@ -330,19 +413,42 @@ def _trace_from_rows(rows: list[_Row], catalog: Catalog | None) -> Trace:
             raise bad("id", jid, f"duplicate id (first in row {seen[jid]})")
         seen[jid] = r
         ids.append(jid)
-        arrival[i] = _number(row["arrival"], text, lambda x: x >= 0, "must be a finite number >= 0",
-                             bad, "arrival")
+        arrival[i] = _number(row["arrival"], text, lambda x: 0 <= x <= MAX_ARRIVAL,
+                             f"must be a finite number >= 0 (at most {MAX_ARRIVAL:g} s)", bad, "arrival")
         model = row["model"]
         if not (isinstance(model, str) and model):
             raise bad("model", model, "must be a non-empty string")
         if known is not None and model not in known:
             raise bad("model", model, "unknown model (not in the catalog)")
         models.append(model)
-        s = _number(row["scale"], text, lambda x: x >= 1 and float(x).is_integer(), "must be a positive integer",
-                    bad, "scale")
+        s = _number(row["scale"], text, lambda x: 1 <= x <= MAX_GPUS and float(x).is_integer(),
+                    f"must be a positive integer <= {MAX_GPUS} (2**31)", bad, "scale")
         scale[i] = int(s)
-        iterations[i] = _number(row["iterations"], text, lambda x: x > 0, "must be a finite number > 0",
-                                bad, "iterations")
+        iterations[i] = _number(row["iterations"], text, lambda x: 0 < x <= MAX_ITERATIONS,
+                                f"must be a finite number > 0 (at most {MAX_ITERATIONS:g})", bad, "iterations")
+        g = row.get("gpus")
+        gpus[i] = s if g is None or (text and g == "") else _number(
+            g, text, lambda x: 0 < x <= MAX_GPUS, "must be a finite number > 0 (GPUs asked for)", bad, "gpus")
+        c = row.get("censored")
+        if c is not None:
+            if text:
+                if c.lower() not in (*_TRUE, *_FALSE):
+                    raise bad("censored", c, f"must be one of {', '.join(repr(v) for v in (*_TRUE, *_FALSE[1:]))}"
+                                             " or empty")
+                censored[i] = c.lower() in _TRUE
+            elif isinstance(c, bool):
+                censored[i] = c
+            else:
+                raise bad("censored", c, "must be true or false")
+        meta: dict[str, str] = {}
+        if text:
+            meta = {k[len(META_PREFIX):]: v for k, v in row.items() if k.startswith(META_PREFIX) and v != ""}
+        elif "meta" in row:
+            m = row["meta"]
+            if not (isinstance(m, Mapping) and all(isinstance(v, str) for v in m.values())):
+                raise bad("meta", clip(m), "must be an object of strings")
+            meta = {str(k): v for k, v in m.items() if v != ""}
+        metas.append(meta)
         w = row.get("weight")
         if w is not None and not (text and w == ""):
             weight[i] = _number(w, text, lambda x: x > 0, "must be a finite number > 0", bad, "weight")
@@ -353,7 +459,7 @@ def _trace_from_rows(rows: list[_Row], catalog: Catalog | None) -> Trace:
             raise bad("tenant", tenant, "must be a string")
         tenants.append(tenant)
     return Trace(id=tuple(ids), arrival=arrival, model=tuple(models), scale=scale, iterations=iterations,
-                 weight=weight, tenant=tuple(tenants))
+                 weight=weight, tenant=tuple(tenants), gpus=gpus, censored=censored, metadata=tuple(metas))
 
 
 def _number(value: Any, text: bool, ok: Callable[[float], bool], reason: str,
@@ -362,14 +468,17 @@ def _number(value: Any, text: bool, ok: Callable[[float], bool], reason: str,
     if text:
         try:
             x = float(value)
-        except ValueError:
-            raise bad(col, value, "not a number") from None
+        except (ValueError, OverflowError):
+            raise bad(col, clip(value), "not a number") from None
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        x = float(value)
+        try:
+            x = float(value)
+        except OverflowError:
+            raise bad(col, clip(value), reason) from None
     else:
-        raise bad(col, value, "not a number")
+        raise bad(col, clip(value), "not a number")
     if not (math.isfinite(x) and ok(x)):
-        raise bad(col, value, reason)
+        raise bad(col, clip(value), reason)
     return x
 
 
@@ -395,13 +504,31 @@ def write_trace(trace: Trace, path: str | os.PathLike[str] | IO[str], *, format:
         if not isinstance(path, (str, os.PathLike)):
             raise InvalidInputError("format", None, "required when writing to a file object")
         fmt = Path(path).suffix.lower().lstrip(".")
-    if fmt not in ("csv", "json"):
-        raise InvalidInputError("format", fmt, "must be 'csv' or 'json' (or use a .csv / .json suffix)")
-    text = _to_csv(trace) if fmt == "csv" else _to_json(trace)
+    text = format_trace(trace, fmt)
     if isinstance(path, (str, os.PathLike)):
         Path(path).write_text(text, encoding="utf-8")
     else:
         path.write(text)
+
+
+def format_trace(trace: Trace, fmt: str, *, meta: Mapping[str, Any] | None = None) -> str:
+    """The text :func:`write_trace` writes: ``fmt`` is ``"csv"`` or ``"json"``.
+
+    ``meta`` (JSON only) is written as the document's top-level ``"meta"`` object, which readers ignore: an
+    importer records there where the trace came from and how it was converted.
+
+    Examples
+    --------
+    >>> t = Trace(id=["a"], arrival=[0.0], model=["A3C"], scale=[1], iterations=[7], gpus=[0.5],
+    ...           metadata=[{"queue": "q1"}])
+    >>> format_trace(t, "csv").splitlines()
+    ['id,arrival,model,scale,iterations,gpus,meta.queue', 'a,0,A3C,1,7,0.5,q1']
+    """
+    if fmt not in ("csv", "json"):
+        raise InvalidInputError("format", fmt, "must be 'csv' or 'json' (or use a .csv / .json suffix)")
+    if meta is not None and fmt != "json":
+        raise InvalidInputError("meta", "...", "only a JSON trace has a place for it")
+    return _to_csv(trace) if fmt == "csv" else _to_json(trace, meta)
 
 
 def _to_csv(trace: Trace) -> str:
@@ -410,19 +537,30 @@ def _to_csv(trace: Trace) -> str:
         cols.append("weight")
     if any(trace.tenant):
         cols.append("tenant")
+    if np.any(trace.gpus != trace.scale):
+        cols.append("gpus")
+    if trace.censored.any():
+        cols.append("censored")
+    keys = list(dict.fromkeys(k for m in trace.metadata for k in m))
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(cols)
-    for rec in trace.to_records():
-        writer.writerow([rec[c] for c in cols])
+    writer.writerow(cols + [META_PREFIX + k for k in keys])
+    for i, rec in enumerate(trace.to_records()):
+        row = [rec.get(c, "") for c in cols]
+        if "gpus" in cols:
+            row[cols.index("gpus")] = _plain_number(trace.gpus[i])
+        if "censored" in cols:
+            row[cols.index("censored")] = "true" if trace.censored[i] else "false"
+        writer.writerow(row + [trace.metadata[i].get(k, "") for k in keys])
     return buf.getvalue()
 
 
-def _to_json(trace: Trace) -> str:
+def _to_json(trace: Trace, meta: Mapping[str, Any] | None = None) -> str:
     jobs = [json.dumps(rec, ensure_ascii=False) for rec in trace.to_records()]
+    head = "" if meta is None else '"meta": ' + json.dumps(meta, ensure_ascii=False) + ",\n "
     if not jobs:
-        return '{"jobs": []}\n'
-    return '{"jobs": [\n  ' + ",\n  ".join(jobs) + "\n]}\n"
+        return "{" + head + '"jobs": []}\n'
+    return "{" + head + '"jobs": [\n  ' + ",\n  ".join(jobs) + "\n]}\n"
 
 
 # ---------------------------------------------------------------------- generating
@@ -439,7 +577,7 @@ def generate_trace(num_jobs: int | None = None, *, jobs_per_hour: float, seed: i
         Number of jobs. At least one of ``num_jobs`` and ``duration`` is required; with both, at most
         ``num_jobs`` jobs that arrive before ``duration``.
     jobs_per_hour : float
-        Poisson arrival rate (> 0). The first job arrives at t = 0.
+        Poisson arrival rate, from 1e-3 to 1e9 jobs per hour. The first job arrives at t = 0.
     seed : int
         Seed of :func:`numpy.random.default_rng`; equal seeds give equal traces.
     catalog : Catalog, optional
@@ -483,8 +621,9 @@ def generate_trace(num_jobs: int | None = None, *, jobs_per_hour: float, seed: i
         raise InvalidInputError("num_jobs", num_jobs, "must be a non-negative integer")
     if duration is not None and not (is_real(duration) and duration > 0):
         raise InvalidInputError("duration", duration, "must be a finite number > 0 (seconds)")
-    if not (is_real(jobs_per_hour) and jobs_per_hour > 0):
-        raise InvalidInputError("jobs_per_hour", jobs_per_hour, "must be a finite number > 0")
+    if not (is_real(jobs_per_hour) and MIN_JOBS_PER_HOUR <= jobs_per_hour <= MAX_JOBS_PER_HOUR):
+        raise InvalidInputError("jobs_per_hour", jobs_per_hour,
+                                f"must be a number from {MIN_JOBS_PER_HOUR:g} to {MAX_JOBS_PER_HOUR:g}")
     if not (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0):
         raise InvalidInputError("seed", seed, "must be a non-negative integer")
     if not (is_real(weighted_fraction) and 0 <= weighted_fraction <= 1):

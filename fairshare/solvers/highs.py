@@ -3,13 +3,28 @@
 This is the only module that imports ``highspy``. Models arrive as sparse CSC matrices and are passed in
 one call (``Highs.passModel``); nothing here loops over variables in Python. HiGHS's model status is mapped
 to a :class:`~fairshare.solvers.Termination` by one table, :data:`STATUS`, and its text is kept.
+
+Two things HiGHS leaves to its caller are handled here:
+
+* **Deadlines.** HiGHS's ``time_limit`` starts at ``run`` and is checked between steps only; passing the
+  model comes before it. :func:`solve_highs` takes an absolute ``deadline`` (``time.perf_counter()`` seconds)
+  and gives HiGHS what is left of it just before ``run``; a deadline already past returns ``TIME_LIMIT``
+  without running.
+* **The thread pool.** HiGHS keeps one global thread pool per process, sized at first use; a solve that asks
+  for another ``threads`` count must reset it, which breaks solves running in other Python threads.
+  :func:`scheduler` lets solves that agree on the count run together and makes a solve that needs another
+  count wait until the running ones have ended (tests/test_reliability.py runs three threads with
+  alternating counts).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -18,7 +33,7 @@ from fairshare.errors import InvalidInputError, SolverError
 from fairshare.formulation import LinearProgram
 from fairshare.solvers import SolverOutcome, Termination
 
-__all__ = ["STATUS", "solve_highs"]
+__all__ = ["STATUS", "scheduler", "solve_highs"]
 
 try:  # pragma: no cover - import guard
     import highspy
@@ -43,8 +58,55 @@ STATUS: dict[Any, Termination] = {
 """HiGHS model status -> :class:`~fairshare.solvers.Termination`; any other status is ``ERROR``."""
 
 _LP_ALGORITHMS = {"dual": "simplex", "primal": "simplex", "ipm": "ipm", "choose": "choose", "pdlp": "pdlp"}
-_SCHEDULER: dict[str, int | None] = {"threads": None}
 _BANNER = {"silenced": False}
+
+
+class _Scheduler:
+    """The thread count of HiGHS's global pool, how many solves use it now, and how often it was reset."""
+
+    def __init__(self) -> None:
+        self.changed = threading.Condition()
+        self.threads: int | None = None
+        self.running = 0
+        self.generation = 0
+
+
+_SCHEDULER = _Scheduler()
+_THREAD = threading.local()  # per OS thread: the generation of the pool its HiGHS state refers to
+_BANNER_LOCK = threading.Lock()
+
+
+@contextmanager
+def scheduler(threads: int | None) -> Iterator[int | None]:
+    """Hold HiGHS's global thread pool at ``threads`` for one solve; yields the count to set as ``threads``.
+
+    ``None`` takes the pool as it is (the count yielded is ``None`` until some solve has set one). A count
+    other than the pool's waits until no solve is running, then resets the pool: solves in other Python
+    threads never see the pool change under them. HiGHS also keeps per-thread state that refers to the pool;
+    a thread whose state predates the last reset has it reset before its solve (without that, its solve
+    fails with model status "Not Set", even when no other solve is running).
+    """
+    s = _SCHEDULER
+    with s.changed:
+        if threads is not None:
+            while threads != s.threads and s.running:
+                s.changed.wait()
+            if threads != s.threads:
+                highspy.Highs.resetGlobalScheduler(True)
+                s.threads = int(threads)
+                s.generation += 1
+                _THREAD.generation = s.generation
+        if getattr(_THREAD, "generation", s.generation) != s.generation:
+            highspy.Highs.resetThreadScheduler(True)
+        _THREAD.generation = s.generation
+        s.running += 1
+        current = s.threads
+    try:
+        yield current
+    finally:
+        with s.changed:
+            s.running -= 1
+            s.changed.notify_all()
 
 
 def _new_highs() -> highspy.Highs:
@@ -55,19 +117,23 @@ def _new_highs() -> highspy.Highs:
     """
     if _BANNER["silenced"]:
         return highspy.Highs()
-    _BANNER["silenced"] = True
-    try:
-        sys.stdout.flush()
-        fd = os.dup(1)
-    except (OSError, ValueError):  # pragma: no cover - no real stdout
-        return highspy.Highs()
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 1)
-            h = highspy.Highs()
-    finally:
-        os.dup2(fd, 1)
-        os.close(fd)
+    with _BANNER_LOCK:  # solves started together in several threads: one makes the first, the others wait
+        if _BANNER["silenced"]:
+            return highspy.Highs()
+        try:
+            sys.stdout.flush()
+            fd = os.dup(1)
+        except (OSError, ValueError):  # pragma: no cover - no real stdout
+            _BANNER["silenced"] = True
+            return highspy.Highs()
+        try:
+            with open(os.devnull, "w") as null:
+                os.dup2(null.fileno(), 1)
+                h = highspy.Highs()
+        finally:
+            os.dup2(fd, 1)
+            os.close(fd)
+        _BANNER["silenced"] = True
     return h
 
 
@@ -85,6 +151,7 @@ def solve_highs(
     verbose: bool = False,
     allow_infeasible: bool = False,
     extra_options: dict[str, Any] | None = None,
+    deadline: float | None = None,
 ) -> SolverOutcome:
     """Solve ``lp`` (maximisation) with HiGHS, as an LP or as a MILP.
 
@@ -114,6 +181,10 @@ def solve_highs(
         were fixed and an empty restricted problem is a valid answer.
     extra_options : dict, optional
         Further HiGHS options by their HiGHS names (e.g. ``{"run_crossover": "off"}``).
+    deadline : float, optional
+        Absolute ``time.perf_counter()`` time by which HiGHS must stop (with ``time_limit``, the earlier of the
+        two counts). Checked after the model is passed; if it has already passed, HiGHS does not run and the
+        outcome is ``TIME_LIMIT`` without a point.
 
     Raises
     ------
@@ -122,18 +193,13 @@ def solve_highs(
     """
     if lp_algorithm not in _LP_ALGORITHMS:
         raise InvalidInputError("lp_algorithm", lp_algorithm, f"must be one of {', '.join(_LP_ALGORITHMS)}")
+    start = time.perf_counter()
+    if time_limit is not None:
+        deadline = start + float(time_limit) if deadline is None else min(deadline, start + float(time_limit))
     h = _new_highs()
     h.setOptionValue("output_flag", bool(verbose))
-    if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
     h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
     h.setOptionValue("random_seed", int(seed))
-    if threads is not None and threads != _SCHEDULER["threads"]:
-        # HiGHS sizes one global thread pool at first use; a different count needs a reset first.
-        h.resetGlobalScheduler(True)
-        _SCHEDULER["threads"] = int(threads)
-    if _SCHEDULER["threads"] is not None:
-        h.setOptionValue("threads", _SCHEDULER["threads"])
     for key, value in (extra_options or {}).items():
         h.setOptionValue(key, value)
     h.setOptionValue("solver", _LP_ALGORITHMS[lp_algorithm])
@@ -162,9 +228,18 @@ def solve_highs(
     if status == highspy.HighsStatus.kError:
         raise SolverError("HiGHS rejected the model (passModel returned kError); please report this round")
     # No setSolution: HiGHS 1.16 returned a start given that way as "optimal" with a wrong objective.
-    t0 = time.perf_counter()
-    run_status = h.run()
-    seconds = time.perf_counter() - t0
+    with scheduler(threads) as pool_threads:
+        if pool_threads is not None:
+            h.setOptionValue("threads", pool_threads)
+        t0 = time.perf_counter()
+        if deadline is not None:
+            left = deadline - t0  # HiGHS's clock starts at run: the time spent passing the model is taken off
+            if left <= 0:
+                return SolverOutcome(None, float("nan"), float("inf"), Termination.TIME_LIMIT,
+                                     "Time limit reached before the solve started", 0.0)
+            h.setOptionValue("time_limit", left)
+        run_status = h.run()
+        seconds = time.perf_counter() - t0
     if run_status == highspy.HighsStatus.kError:
         raise SolverError(f"HiGHS failed to run (model status {h.modelStatusToString(h.getModelStatus())!r}); "
                           "check the options (for example `threads`) or report the round")

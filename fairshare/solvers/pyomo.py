@@ -29,6 +29,7 @@ import numpy as np
 from fairshare.errors import SolverError
 from fairshare.formulation import RoundModel
 from fairshare.solvers import SolverOutcome, Termination
+from fairshare.solvers.highs import scheduler
 
 __all__ = ["build_pyomo_model", "solve_pyomo"]
 
@@ -94,10 +95,11 @@ def solve_pyomo(model: RoundModel, *, integer: bool, time_limit: float | None = 
     if not solver.available():
         raise SolverError("Pyomo cannot find HiGHS: pip install highspy")
     options: dict[str, float | int] = {"mip_rel_gap": mip_rel_gap, "random_seed": seed}
-    if threads is not None:
-        options["threads"] = threads
-    res = solver.solve(pm, time_limit=time_limit, solver_options=options, load_solutions=False,
-                       raise_exception_on_nonoptimal_result=False, tee=verbose)
+    with scheduler(threads) as pool_threads:  # HiGHS's thread pool is shared with the highspy backend
+        if pool_threads is not None:
+            options["threads"] = pool_threads
+        res = solver.solve(pm, time_limit=time_limit, solver_options=options, load_solutions=False,
+                           raise_exception_on_nonoptimal_result=False, tee=verbose)
     seconds = time.perf_counter() - t0
     tc = res.termination_condition
     message = f"{tc.name} / {res.solution_status.name}"

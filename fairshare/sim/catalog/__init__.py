@@ -17,13 +17,19 @@ Public names
     Directory of the packaged data files, ``fairshare/data`` (``files.py``).
 :data:`DERIVATIONS`
     Opt-in derived models by name, e.g. ``"gavel-on-h200"`` (``derive.py``).
+:func:`inspect_file`, :class:`CatalogFileInfo`
+    Read and validate one catalog file on its own; what it holds (``files.py``).
 
 Submodules: :mod:`~fairshare.sim.catalog.colocation` (the rule and the capped b-matching behind
 :meth:`Catalog.colocation_candidates`), :mod:`~fairshare.sim.catalog.files` (the file format
-``fairshare-catalog/1``, merging and the cache), :mod:`~fairshare.sim.catalog.derive` (derived models).
+``fairshare-catalog/1``, merging and the cache), :mod:`~fairshare.sim.catalog.derive` (opt-in derived
+models), :mod:`~fairshare.sim.catalog.modern` (the rule ``modern-v1`` behind the ``"modern"`` catalog's
+derived GPU types, its published inputs and its calibration).
 
-H200 workloads are models of their own: nothing maps Gavel's workloads onto the H200 unless a derivation is
-asked for explicitly (``derive=("gavel-on-h200",)``). Data and format: ``docs/catalog.md``.
+In the ``"default"`` catalog (measured data only) H200 workloads are models of their own: nothing maps
+Gavel's workloads onto the H200 unless a derivation is asked for explicitly (``derive=("gavel-on-h200",)``).
+The ``"modern"`` catalog adds T4, A10, L4, A100-40GB, A100-80GB, H100, H200 and the V100-16GB/32GB variants
+for every workload, every added figure labelled derived. Data and format: ``docs/catalog.md``.
 
 Examples
 --------
@@ -34,6 +40,7 @@ Examples
 
 from fairshare.sim.catalog._catalog import Catalog, Source
 from fairshare.sim.catalog.derive import DERIVATIONS
-from fairshare.sim.catalog.files import CATALOG_FILES, CATALOGS, DATA_DIR, load_catalog
+from fairshare.sim.catalog.files import CATALOG_FILES, CATALOGS, DATA_DIR, CatalogFileInfo, inspect_file, load_catalog
 
-__all__ = ["CATALOGS", "CATALOG_FILES", "DATA_DIR", "DERIVATIONS", "Catalog", "Source", "load_catalog"]
+__all__ = ["CATALOGS", "CATALOG_FILES", "DATA_DIR", "DERIVATIONS", "CatalogFileInfo", "Catalog", "Source",
+           "inspect_file", "load_catalog"]

@@ -5,16 +5,18 @@ A catalog file (``docs/catalog.md``) is a JSON object with ``format``, ``name``,
 ``alone = [{"model", "scale", <gpu>: iterations/s}]`` and optionally ``pairs = [{"a", "b", "scale", <gpu>:
 [T[a|b], T[b|a]]}]``. Shipped files live in :data:`DATA_DIR` (``fairshare/data``, identical to ``models/``):
 ``gavel-simulation`` (Gavel's measured K80/P100/V100 throughputs used by its simulations), ``gavel-physical``
-(Gavel's physical-cluster file) and ``h200`` (six workloads measured for fairshare on one H200).
+(Gavel's physical-cluster file), ``h200`` (six workloads measured for fairshare on one H200) and
+``modern-derived`` (T4, A10, L4, A100, H100, H200 and the V100 variants for every workload, derived by the
+rule ``modern-v1`` of :mod:`~fairshare.sim.catalog.modern`).
 
-:func:`load_catalog` merges parts in order: GPU types and models are appended as first seen, and an entry
-given by two parts is an error. Loaded catalogs are immutable, so loads are cached by (files, GPU types,
-derivations).
+:func:`load_catalog` merges parts in order: GPU types and models are appended as first seen. An entry given
+by two parts is an error, except that a measured entry replaces a derived one (whichever part comes first),
+so a file of your own measurements can be laid over the ``modern`` catalog. Loaded catalogs are immutable,
+so loads are cached by (files, GPU types, derivations).
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,11 +26,12 @@ from pathlib import Path
 import numpy as np
 
 from fairshare._validate import clip, is_int, is_real
+from fairshare.documents import read_json
 from fairshare.errors import InvalidInputError
 from fairshare.sim.catalog._catalog import Catalog, Source
 from fairshare.sim.catalog.derive import DERIVATIONS
 
-__all__ = ["CATALOGS", "CATALOG_FILES", "DATA_DIR", "FORMAT", "load_catalog"]
+__all__ = ["CATALOGS", "CATALOG_FILES", "DATA_DIR", "FORMAT", "CatalogFileInfo", "inspect_file", "load_catalog"]
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 """Directory of the packaged data files (``fairshare/data``)."""
@@ -37,6 +40,7 @@ CATALOG_FILES: dict[str, str] = {
     "gavel-simulation": "catalog_gavel_simulation.json",
     "gavel-physical": "catalog_gavel_physical.json",
     "h200": "catalog_h200.json",
+    "modern-derived": "catalog_modern_derived.json",
 }
 """Shipped catalog files, by part name (files in :data:`DATA_DIR`)."""
 
@@ -46,8 +50,10 @@ CATALOGS: dict[str, tuple[str, ...]] = {
     "gavel": ("gavel-simulation",),
     "gavel-physical": ("gavel-physical",),
     "h200": ("h200",),
+    "modern": ("gavel-simulation", "h200", "modern-derived"),
 }
-"""Named catalogs: the parts (keys of :data:`CATALOG_FILES`) each one merges, in this order."""
+"""Named catalogs: the parts (keys of :data:`CATALOG_FILES`) each one merges, in this order. ``"default"``
+holds measured data only; ``"modern"`` adds the derived modern GPU types (labelled derived)."""
 
 FORMAT = "fairshare-catalog/1"
 """The ``format`` value of a catalog file."""
@@ -150,17 +156,75 @@ def _load_cached(paths: tuple[str, ...], gpu_types: tuple[str, ...] | None, deri
         gpus += [g for g in part.gpu_types if g not in gpus]
         models += [m for m in part.models if m not in models]
         for key, v in part.alone.items():
-            if key in alone:
-                raise InvalidInputError(f"{path}: alone", key, "entry already given by an earlier catalog part")
+            if key in alone and not _replaces(sources, k, alone[key][1], f"{path}: alone", key):
+                continue
             alone[key] = (v, k)
         for pkey, (x, y) in part.pairs.items():
-            if pkey in pairs:
-                raise InvalidInputError(f"{path}: pairs", pkey, "entry already given by an earlier catalog part")
+            s, g, a, b = pkey
+            old = pairs.get(pkey) or pairs.get((s, g, b, a))
+            if old is not None:
+                if not _replaces(sources, k, old[2], f"{path}: pairs", pkey):
+                    continue
+                pairs.pop((s, g, b, a), None)
             pairs[pkey] = (x, y, k)
     cat = _build(tuple(gpus), tuple(models), alone, pairs, tuple(sources))
     for d in derive:
         cat = DERIVATIONS[d](cat)
     return cat if gpu_types is None else cat.select_gpu_types(gpu_types)
+
+
+def _replaces(sources: list[Source], new: int, old: int, where: str, key: object) -> bool:
+    """Whether the entry of part ``new`` replaces the one of part ``old``: measured beats derived, else error."""
+    if sources[new].derived == sources[old].derived:
+        raise InvalidInputError(where, key, f"entry already given by the earlier catalog part {sources[old].name!r}")
+    return not sources[new].derived
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogFileInfo:
+    """What one catalog file holds (:func:`inspect_file`).
+
+    Attributes
+    ----------
+    path : str
+    source : Source
+        Its name, kind (``derived``) and description.
+    gpu_types, models : tuple of str
+    scales : tuple of int
+        Scales with alone data.
+    alone_entries, pair_entries : int
+        Number of (model, scale, GPU type) alone figures and of (pair, scale, GPU type) pair figures.
+    """
+
+    path: str
+    source: Source
+    gpu_types: tuple[str, ...]
+    models: tuple[str, ...]
+    scales: tuple[int, ...]
+    alone_entries: int
+    pair_entries: int
+
+
+def inspect_file(path: str | os.PathLike[str]) -> CatalogFileInfo:
+    """Read and validate one catalog file on its own (the checks of :func:`load_catalog`).
+
+    Raises
+    ------
+    InvalidInputError
+        Naming the file and the field, as :func:`load_catalog` does.
+
+    Examples
+    --------
+    >>> info = inspect_file(DATA_DIR / CATALOG_FILES["h200"])
+    >>> info.source.name, info.source.derived, info.gpu_types, info.alone_entries, info.pair_entries
+    ('h200', False, ('H200',), 6, 21)
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InvalidInputError("catalog file", str(path), "no such file" if not p.exists() else "not a file")
+    part = _read_file(str(p))
+    return CatalogFileInfo(str(p), part.source, tuple(part.gpu_types), tuple(part.models),
+                           tuple(sorted({k[1] for k in part.alone})), len(part.alone), len(part.pairs))
 
 
 def _build(gpus: tuple[str, ...], models: tuple[str, ...], alone: Mapping[_AloneKey, tuple[float, int]],
@@ -189,11 +253,15 @@ def _build(gpus: tuple[str, ...], models: tuple[str, ...], alone: Mapping[_Alone
 
 def _read_file(path: str) -> _Part:
     """Parse and validate one catalog file (format :data:`FORMAT`, see docs/catalog.md)."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InvalidInputError("catalog file", path, f"cannot be read as JSON ({exc})") from None
     where = Path(path).name
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise InvalidInputError("catalog file", path, f"cannot be read ({exc.strerror or exc})") from None
+    try:
+        doc = read_json(raw, what="document")
+    except InvalidInputError as exc:
+        raise InvalidInputError("catalog file", path, f"cannot be read as JSON ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise InvalidInputError(f"{where}: format", doc.get("format") if isinstance(doc, dict) else None,
                                 f"expected {FORMAT!r}")
@@ -215,6 +283,9 @@ def _read_file(path: str) -> _Part:
                 and len(set(names)) == len(names)):
             raise InvalidInputError(f"{where}: {key}", names, "must be a non-empty list of distinct names")
     mset, gset = set(models), set(gpus)
+    for key in ("alone", "pairs"):
+        if not isinstance(doc.get(key, []), list):
+            raise InvalidInputError(f"{where}: {key}", type(doc[key]).__name__, "must be a list of row objects")
     alone: dict[_AloneKey, float] = {}
     for r, row in enumerate(doc["alone"]):
         field = f"{where}: alone[{r}]"
