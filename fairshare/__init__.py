@@ -25,8 +25,12 @@ Simulation
     simulate            Replay a trace round by round with a policy; :class:`SimulationResult`.
     generate_trace, read_trace, write_trace, Trace
                         Traces: Gavel's recipe, files.
-    load_catalog        Measured and derived throughputs per workload and GPU type (:class:`Catalog`).
-    compute_metrics     JCT, finish-time fairness, utilization and more of a run (:class:`RunMetrics`).
+    import_trace        A public cluster trace (Philly, Alibaba PAI 2020, Alibaba GPU 2023, any CSV) as a
+                        trace; CsvColumns maps a CSV's columns, ImportResult says what was kept and dropped.
+    load_catalog        Measured and derived throughputs per workload and GPU type (:class:`Catalog`);
+                        inspect_file checks a catalog file (:class:`CatalogFileInfo`).
+    compute_metrics     JCT, finish-time fairness, utilization and more of a run (:class:`RunMetrics`);
+                        metrics_by_duration_class splits them by job length.
     run_sweep, RunSpec  Many runs, on a process pool or a Dask cluster.
 Errors
     FairshareError      Base class; InvalidInputError (bad input, a ValueError), SolverError (the solver
@@ -56,6 +60,9 @@ _LAZY = {
     "read_trace": "fairshare.sim", "write_trace": "fairshare.sim", "Trace": "fairshare.sim",
     "compute_metrics": "fairshare.sim", "RunMetrics": "fairshare.sim", "run_sweep": "fairshare.sim",
     "RunSpec": "fairshare.sim", "load_catalog": "fairshare.sim.catalog", "Catalog": "fairshare.sim.catalog",
+    "import_trace": "fairshare.sim.importers", "CsvColumns": "fairshare.sim.importers",
+    "ImportResult": "fairshare.sim.importers", "metrics_by_duration_class": "fairshare.sim.metrics",
+    "inspect_file": "fairshare.sim.catalog", "CatalogFileInfo": "fairshare.sim.catalog",
 }
 
 __all__ = [
