@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from fairshare.allocation import Allocation, Status
+from fairshare.binding import Binding, bind
 from fairshare.errors import InvalidInputError
 from fairshare.formulation import RoundModel, build_model
 from fairshare.methods import METHODS, MODES, Mode, SolveOptions
@@ -42,6 +43,7 @@ def allocate(
     *,
     mode: str = "fast",
     options: SolveOptions | Mapping[str, Any] | None = None,
+    previous_binding: Binding | Mapping[str, Any] | None = None,
     **option_overrides: Any,
 ) -> Allocation:
     """Solve one scheduling round.
@@ -55,11 +57,15 @@ def allocate(
     options : SolveOptions or mapping, optional
         Solver options; keyword arguments override single fields (``allocate(p, time_limit=5)``). An option
         that does not apply to ``mode`` is refused.
+    previous_binding : Binding or its dict, optional
+        A round that names its ``nodes``: the previous round's binding, so that placements that did not
+        change keep their GPUs (:func:`fairshare.binding.bind`).
 
     Returns
     -------
     Allocation
-        Status, objective, E, E/C, shortfall, gap, timings, placements and per-job results.
+        Status, objective, E, E/C, shortfall, gap, timings, placements and per-job results; with ``nodes``
+        (modes ``exact`` and ``fast``) also the placements bound to nodes and GPUs (``binding``).
 
     Raises
     ------
@@ -88,7 +94,10 @@ def allocate(
         raise InvalidInputError("problem", type(problem).__name__, "must be a RoundProblem, a dict or JSON text")
     t0 = time.perf_counter()
     model = build_model(problem)
-    return _solve(model, method, opts, time.perf_counter() - t0, spent=time.perf_counter() - start)
+    alloc = _solve(model, method, opts, time.perf_counter() - t0, spent=time.perf_counter() - start)
+    if problem.nodes and method != Mode.LP:  # the second stage: node ids and GPU indices (spec section 9)
+        alloc = replace(alloc, binding=bind(alloc, problem.nodes, previous_binding))
+    return alloc
 
 
 def solve_model(model: RoundModel, *, mode: str = "fast",

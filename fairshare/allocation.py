@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fairshare._validate import clip
+from fairshare.binding import Binding
 from fairshare.errors import InvalidInputError
+from fairshare.packing import pack_shares
 
 if TYPE_CHECKING:  # pragma: no cover
     from fairshare.formulation import RoundModel
@@ -28,7 +30,7 @@ else:  # pragma: no cover
         def __str__(self) -> str:
             return str(self.value)
 
-__all__ = ["SHARE_TOLERANCE", "Allocation", "Placement", "Status", "clean_shares"]
+__all__ = ["SHARE_TOLERANCE", "Allocation", "Placement", "SharedGpu", "Status", "clean_shares"]
 
 SHARE_TOLERANCE = 1e-9
 """Column values at or below this are not placements (solver noise); see :func:`clean_shares`."""
@@ -56,16 +58,49 @@ class Status(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Placement:
-    """Jobs that run together on ``gpus`` GPUs of type ``gpu`` for ``share`` of the round."""
+    """Jobs that run together on ``gpus`` GPUs of type ``gpu`` for ``share`` of the round.
+
+    ``gpus`` is an int for a gang (or a co-located pair) of whole GPUs; for a job that asks for part of one GPU
+    it is the fraction it asked for (``0 < gpus < 1``), and :attr:`Allocation.shared_gpus` says which GPU it
+    shares with which jobs.
+    """
 
     jobs: tuple[str, ...]
     gpu: str
-    gpus: int
+    gpus: int | float
     share: float = 1.0
 
     def to_dict(self) -> dict[str, Any]:
         """The placement's entry of the round output document."""
         return {"jobs": list(self.jobs), "gpu": self.gpu, "gpus": self.gpus, "share": self.share}
+
+
+@dataclass(frozen=True, slots=True)
+class SharedGpu:
+    """One GPU that hosts jobs which asked for part of a GPU (spec section 8), as packed by the round.
+
+    Attributes
+    ----------
+    gpu : str
+        The GPU type.
+    index : int
+        The GPU's number among the GPUs of its type that host fractional jobs (0, 1, ...); gangs of whole
+        GPUs use the type's other GPUs. A node-level binding maps it to a real GPU.
+    jobs : tuple of str
+        The jobs sharing it, largest share class first.
+    shares : tuple of float
+        Each job's request as given (its share of the GPU); their sum is at most 1, and so is the sum of their
+        share classes (what the capacity row counted).
+    """
+
+    gpu: str
+    index: int
+    jobs: tuple[str, ...]
+    shares: tuple[float, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry of ``shared_gpus`` in the round output document."""
+        return {"gpu": self.gpu, "index": self.index, "jobs": list(self.jobs), "shares": list(self.shares)}
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -114,6 +149,20 @@ class Allocation:
     prioritized_efficiency : float
         ``E_pi = sum_j pi_j s_j tau_j / Tmax_j``, the efficiency the round optimised (``efficiency`` when every
         priority is 1; nan when unknown, e.g. read from a document of fairshare 0.1).
+    shared_gpus : tuple of SharedGpu
+        Rounds with jobs that ask for part of one GPU, integer placements: for every GPU that hosts such jobs,
+        which jobs share it (the packing of :func:`fairshare.packing.pack_shares`, per type). Empty otherwise
+        (and always in ``lp`` mode, whose shares are time fractions).
+    rounding_loss : array (G,) or None
+        Rounds with fractional requests: per type, the capacity given away by rounding requests up to their
+        share class, ``sum (class_j - s_j)`` over the placed fractional jobs (weighted by the time share in
+        ``lp`` mode). ``None`` for an all-integer round.
+    rounded_share : array (N,) or None
+        Rounds with fractional requests: each job's share class (the capacity it counts), nan for gangs of
+        whole GPUs. ``None`` for an all-integer round.
+    binding : Binding or None
+        Rounds that name their nodes: every placement bound to node ids and GPU indices, with the counts of
+        split gangs and moved jobs (:func:`fairshare.binding.bind`). ``None`` without nodes and in ``lp`` mode.
     """
 
     status: Status
@@ -141,6 +190,10 @@ class Allocation:
     job_partner: np.ndarray
     policy: str | None = None
     prioritized_efficiency: float = float("nan")
+    shared_gpus: tuple[SharedGpu, ...] = ()
+    rounding_loss: np.ndarray | None = None
+    rounded_share: np.ndarray | None = None
+    binding: Binding | None = None
 
     @classmethod
     def from_columns(cls, model: RoundModel, x: np.ndarray | None, *, status: Status, mode: str | None,
@@ -164,8 +217,10 @@ class Allocation:
         ja, jb, g, size = c.job_a[on].tolist(), c.job_b[on].tolist(), c.gpu[on].tolist(), c.size[on].tolist()
         shares = [1.0] * len(on) if integral else xv[on].tolist()
         ids, names = p.job_ids, p.gpu_types
+        if p.has_fractional:  # a placement's GPUs are the request as given, not the rounded share
+            size = [s if s < 1 else int(s) for s in p.scale[c.job_a[on]].tolist()]
         placements = tuple(
-            Placement((ids[a],) if b < 0 else (ids[a], ids[b]), names[gg], int(ss), float(sh))
+            Placement((ids[a],) if b < 0 else (ids[a], ids[b]), names[gg], ss if ss < 1 else int(ss), float(sh))
             for a, b, gg, ss, sh in zip(ja, jb, g, size, shares))
         job_gpu, partner = _job_arrays(p.num_jobs, [((a,) if b < 0 else (a, b), gg, float(sh))
                                                     for a, b, gg, sh in zip(ja, jb, g, xv[on].tolist())],
@@ -179,7 +234,8 @@ class Allocation:
             build_seconds=build_seconds, solve_seconds=solve_seconds, message=message, placements=placements,
             job_ids=ids, gpu_types=names, fair_throughput=np.asarray(model.fair.throughput), throughput=ev.tau,
             progress=ev.rho, job_shortfall=ev.sigma, next_deficit=ev.next_deficit, job_gpu=job_gpu,
-            job_partner=partner, policy=policy, prioritized_efficiency=ev.prioritized_efficiency)
+            job_partner=partner, policy=policy, prioritized_efficiency=ev.prioritized_efficiency,
+            **_fractional_report(model, xv, integral))
 
     @property
     def value_gain(self) -> float:
@@ -207,11 +263,21 @@ class Allocation:
         }
         if self.policy is not None:
             out["policy"] = self.policy
+        if self.rounded_share is not None:  # rounds with fractional requests only
+            for i, jid in enumerate(self.job_ids):
+                if np.isfinite(self.rounded_share[i]):
+                    jobs[jid]["rounded_share"] = float(self.rounded_share[i])
         if self.relaxation is not None:
             out["relaxation"] = self.relaxation
         out.update({"build_seconds": self.build_seconds, "solve_seconds": self.solve_seconds,
                     "message": self.message, "gpu_types": list(self.gpu_types),
                     "placements": [p.to_dict() for p in self.placements], "jobs": jobs})
+        if self.rounding_loss is not None:  # rounds with fractional requests only (all-integer output unchanged)
+            out["shared_gpus"] = [s.to_dict() for s in self.shared_gpus]
+            out["rounding_loss"] = {"total": float(self.rounding_loss.sum()),
+                                    "by_type": dict(zip(self.gpu_types, self.rounding_loss.tolist()))}
+        if self.binding is not None:  # rounds that name their nodes only
+            out["binding"] = self.binding.to_dict()
         return out
 
     def to_json(self, **kwargs: Any) -> str:
@@ -279,11 +345,13 @@ class Allocation:
             mip_gap=doc.get("mip_gap"), bound=doc.get("bound"), obj_null=doc.get("obj_null", float("nan")),
             relaxation=doc.get("relaxation"), build_seconds=doc.get("build_seconds", 0.0),
             solve_seconds=doc.get("solve_seconds", 0.0), message=doc.get("message", ""),
-            placements=tuple(Placement(tuple(p["jobs"]), p["gpu"], int(p["gpus"]), float(p["share"]))
+            placements=tuple(Placement(tuple(p["jobs"]), p["gpu"], _gpus(p["gpus"]), float(p["share"]))
                              for p in doc["placements"]),
             job_ids=ids, gpu_types=gpu_types, fair_throughput=col["fair_throughput"],
             throughput=col["throughput"], progress=col["progress"], job_shortfall=col["shortfall"],
-            next_deficit=col["next_deficit"], job_gpu=job_gpu, job_partner=partner)
+            next_deficit=col["next_deficit"], job_gpu=job_gpu, job_partner=partner,
+            **_fractional_from_dict(doc, ids, gpu_types),
+            binding=Binding.from_dict(doc["binding"], "allocation.binding") if "binding" in doc else None)
 
 
 def clean_shares(x: np.ndarray | Sequence[float]) -> np.ndarray:
@@ -317,6 +385,55 @@ def _job_arrays(n: int, members: list[tuple[tuple[int, ...], int, float]],
         if len(jobs) == 2 and (integral if integral is not None else share >= 1.0):
             partner[jobs[0]], partner[jobs[1]] = jobs[1], jobs[0]
     return job_gpu, partner
+
+
+def _fractional_report(model: RoundModel, x: np.ndarray, integral: bool) -> dict[str, Any]:
+    """``shared_gpus``, ``rounding_loss`` and ``rounded_share`` of column values ``x`` (empty for integer rounds)."""
+    p, c = model.problem, model.columns
+    if not p.has_fractional:
+        return {}
+    frac = p.fractional
+    rounded = np.where(frac, p.capacity_scale, np.nan)
+    alone = np.arange(c.num) < c.num_alone
+    cols = np.flatnonzero(alone & (x > 0) & frac[c.job_a])
+    G = len(p.gpu_types)
+    gave = (c.size[cols] - p.scale[c.job_a[cols]]) * x[cols]
+    loss = np.bincount(c.gpu[cols], weights=gave, minlength=G) if cols.size else np.zeros(G)
+    shared: list[SharedGpu] = []
+    if integral and cols.size:
+        whole = np.flatnonzero((x > 0) & ~(alone & frac[c.job_a]))
+        busy = np.bincount(c.gpu[whole], weights=c.size[whole], minlength=G) if whole.size else np.zeros(G)
+        for g in range(G):
+            mine = cols[c.gpu[cols] == g]
+            if not mine.size:
+                continue
+            order = mine[np.argsort(-c.size[mine], kind="stable")]  # largest share class first
+            where = pack_shares(c.size[order], int(p.capacity[g] - round(busy[g])))
+            for k in range(max(where) + 1):
+                on = [int(col) for col, w in zip(order.tolist(), where) if w == k]
+                shared.append(SharedGpu(p.gpu_types[g], k, tuple(p.job_ids[c.job_a[i]] for i in on),
+                                        tuple(float(p.scale[c.job_a[i]]) for i in on)))
+    for a in (loss, rounded):
+        a.setflags(write=False)
+    return {"shared_gpus": tuple(shared), "rounding_loss": loss, "rounded_share": rounded}
+
+
+def _fractional_from_dict(doc: Mapping[str, Any], ids: tuple[str, ...], gpu_types: tuple[str, ...]) -> dict[str, Any]:
+    """The fractional-request part of an allocation document (absent for all-integer rounds)."""
+    if "rounding_loss" not in doc:
+        return {}
+    by_type = doc["rounding_loss"]["by_type"]
+    shared = tuple(SharedGpu(str(s["gpu"]), int(s["index"]), tuple(s["jobs"]), tuple(float(v) for v in s["shares"]))
+                   for s in doc.get("shared_gpus", []))
+    rounded = np.array([float(doc["jobs"][j].get("rounded_share", np.nan)) for j in ids])
+    return {"shared_gpus": shared, "rounding_loss": np.array([float(by_type.get(g, 0.0)) for g in gpu_types]),
+            "rounded_share": rounded}
+
+
+def _gpus(v: Any) -> int | float:
+    """A placement's ``gpus`` from a document: an int for whole GPUs, the fraction for part of one GPU."""
+    f = float(v)
+    return f if 0 < f < 1 else int(v)
 
 
 def _num(v: float | None) -> float | None:

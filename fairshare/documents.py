@@ -40,7 +40,7 @@ MAX_JSON_BYTES = 64 * 2**20
 MAX_JSON_DEPTH = 64
 
 #: Keys allowed in a round document, in a job object and in a co-location pair object.
-ROUND_KEYS = frozenset({"gpus", "jobs", "colocation", "epsilon", "fairness_weight"})
+ROUND_KEYS = frozenset({"gpus", "jobs", "colocation", "epsilon", "fairness_weight", "nodes"})
 JOB_KEYS = frozenset({"id", "scale", "weight", "deficit", "priority", "throughput"})
 PAIR_KEYS = frozenset({"jobs", "gpu", "throughput"})
 
@@ -331,7 +331,8 @@ def round_problem_from_dict(doc: object) -> RoundProblem:
                             throughput=throughput, weight=weight, deficit=deficit, priority=priority,
                             pair_jobs=pair_jobs,
                             pair_gpu=pair_gpu, pair_throughput=pair_throughput,
-                            epsilon=doc.get("epsilon", 0.0), fairness_weight=doc.get("fairness_weight", 100.0))
+                            epsilon=doc.get("epsilon", 0.0), fairness_weight=doc.get("fairness_weight", 100.0),
+                            nodes=doc.get("nodes"))
     except InvalidInputError as err:
         for name, value in _numbers(doc):
             if name == err.field:
@@ -384,7 +385,8 @@ def round_problem_to_dict(problem: RoundProblem) -> dict[str, Any]:
     """
     G = problem.gpu_types
     jobs: list[dict[str, Any]] = [
-        {"id": jid, "scale": s, "weight": w, "deficit": d, "throughput": {G[g]: t for g, t in enumerate(row) if t > 0}}
+        {"id": jid, "scale": int(s) if s >= 1 else s, "weight": w, "deficit": d,
+         "throughput": {G[g]: t for g, t in enumerate(row) if t > 0}}
         for jid, s, w, d, row in zip(problem.job_ids, problem.scale.tolist(), problem.weight.tolist(),
                                      problem.deficit.tolist(), problem.throughput.tolist())]
     for job, pi in zip(jobs, problem.priority.tolist()):
@@ -393,5 +395,8 @@ def round_problem_to_dict(problem: RoundProblem) -> dict[str, Any]:
     coloc = [{"jobs": [problem.job_ids[a], problem.job_ids[b]], "gpu": G[g], "throughput": [x, y]}
              for (a, b), g, (x, y) in zip(problem.pair_jobs.tolist(), problem.pair_gpu.tolist(),
                                           problem.pair_throughput.tolist())]
-    return {"gpus": dict(zip(G, problem.capacity.tolist())), "jobs": jobs, "colocation": coloc,
-            "epsilon": problem.epsilon, "fairness_weight": problem.fairness_weight}
+    out: dict[str, Any] = {"gpus": dict(zip(G, problem.capacity.tolist())), "jobs": jobs, "colocation": coloc,
+                           "epsilon": problem.epsilon, "fairness_weight": problem.fairness_weight}
+    if problem.nodes:  # optional: rounds without nodes read back as they were
+        out["nodes"] = [n.to_dict() for n in problem.nodes]
+    return out

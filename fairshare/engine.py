@@ -43,6 +43,7 @@ import numpy as np
 from fairshare._validate import clip, is_real
 from fairshare.allocate import MODES, SolveOptions, allocate
 from fairshare.allocation import Allocation, Status
+from fairshare.binding import Binding, Node, check_nodes, gpus_of_nodes, parse_nodes
 from fairshare.documents import MAX_JSON_BYTES, read_json
 from fairshare.errors import InvalidInputError
 from fairshare.fair_share import next_deficit
@@ -58,7 +59,7 @@ STATE_VERSION = 1
 """The ``version`` of the state document :meth:`Engine.save` writes and :meth:`Engine.load` reads."""
 
 STATE_KEYS = frozenset({"version", "gpus", "gpu_order", "mode", "epsilon", "fairness_weight", "options",
-                        "round_index", "deficits", "priority"})
+                        "round_index", "deficits", "priority", "nodes", "binding"})
 """The keys of a state document; any other key is an error."""
 
 DEFAULT_PRIORITY = "none"
@@ -99,6 +100,11 @@ class Engine:
         Initial carried deficits (e.g. from another system): job id -> number in ``[0, MAX_VALUE]``.
     round_index : int
         Rounds committed so far, ``0 <= round_index <= MAX_ROUND_INDEX``.
+    nodes : sequence of Node or of node objects, optional
+        The cluster's nodes (``{"id", "gpu", "gpus"}``); the nodes of each type must hold exactly ``gpus``
+        of it. With nodes, every plan binds its placements to node ids and GPU indices (``alloc.binding``),
+        and the binding of the last committed plan is kept (in saved states too) so that placements that did
+        not change keep their GPUs (:func:`fairshare.binding.bind`).
 
     Raises
     ------
@@ -117,10 +123,13 @@ class Engine:
     def __init__(self, gpus: Mapping[str, int], *, mode: str = "fast", epsilon: float = 0.0,
                  fairness_weight: float = 100.0, options: SolveOptions | Mapping[str, Any] | None = None,
                  deficits: Mapping[str, float] | None = None, round_index: int = 0,
-                 priority: str | PriorityRule | Callable[..., Any] | None = DEFAULT_PRIORITY) -> None:
+                 priority: str | PriorityRule | Callable[..., Any] | None = DEFAULT_PRIORITY,
+                 nodes: Sequence[Node | Mapping[str, Any]] | None = None) -> None:
         self._configure("", gpus, mode, epsilon, fairness_weight, options, {} if deficits is None else deficits,
                         round_index)
         self._priority = priority_rule(priority)
+        self._nodes = _check_nodes(nodes, self._gpus, "nodes")
+        self._binding: Binding | None = None
 
     def _configure(self, prefix: str, gpus: object, mode: object, epsilon: object, fairness_weight: object,
                    options: object, deficits: object, round_index: object) -> None:
@@ -143,7 +152,30 @@ class Engine:
 
     @gpus.setter
     def gpus(self, value: Mapping[str, int]) -> None:
-        self._gpus = _check_gpus(value, "gpus")
+        gpus = _check_gpus(value, "gpus")
+        _check_nodes(self._nodes, gpus, "gpus")
+        self._gpus = gpus
+
+    @property
+    def nodes(self) -> tuple[Node, ...]:
+        """The cluster's nodes (empty: placements stay at the type level).
+
+        Assigning nodes sets :attr:`gpus` to their totals per type (types in order of first appearance);
+        assign ``()`` to drop them.
+        """
+        return self._nodes
+
+    @nodes.setter
+    def nodes(self, value: Sequence[Node | Mapping[str, Any]] | None) -> None:
+        nodes = parse_nodes(value or ())
+        if nodes:
+            self._gpus = _check_gpus(gpus_of_nodes(nodes), "nodes")
+        self._nodes = nodes
+
+    @property
+    def binding(self) -> Binding | None:
+        """The binding of the last committed plan (the ``previous`` of the next plan's binding), if any."""
+        return self._binding
 
     @property
     def mode(self) -> str:
@@ -227,8 +259,11 @@ class Engine:
             remaining[i] = _job_number(job, "remaining_iterations", i, np.inf)
             done[i] = _job_number(job, "done_iterations", i, 0.0)
             age[i] = _job_number(job, "age_seconds", i, 0.0)
-        problem = RoundProblem.from_dict({"gpus": dict(self._gpus), "jobs": docs, "colocation": list(colocation),
-                                          "epsilon": self._epsilon, "fairness_weight": self._fairness_weight})
+        round_doc = {"gpus": dict(self._gpus), "jobs": docs, "colocation": list(colocation),
+                     "epsilon": self._epsilon, "fairness_weight": self._fairness_weight}
+        if self._nodes:
+            round_doc["nodes"] = list(self._nodes)
+        problem = RoundProblem.from_dict(round_doc)
         if not ruled:
             return problem
         state = JobState(remaining_iterations=remaining, done_iterations=done, age=age)
@@ -241,7 +276,7 @@ class Engine:
         committed is superseded. If planning raises, the pending plan is unchanged.
         """
         problem = self.problem(jobs, colocation)
-        alloc = allocate(problem, mode=self._mode, options=self._options)
+        alloc = allocate(problem, mode=self._mode, options=self._options, previous_binding=self._binding)
         if self._pending is not None:
             self._recent.append((self._pending, "superseded"))
         self._pending = alloc
@@ -309,6 +344,8 @@ class Engine:
         self._round_index += 1
         self._pending = None
         self._recent.append((alloc, "committed"))
+        if alloc.binding is not None:
+            self._binding = alloc.binding
         return dict(new)
 
     def _why_not_pending(self, alloc: object) -> str:
@@ -344,7 +381,9 @@ class Engine:
         return {"version": STATE_VERSION, "gpus": dict(self._gpus), "gpu_order": list(self._gpus),
                 "mode": self._mode, "epsilon": self._epsilon, "fairness_weight": self._fairness_weight,
                 "options": asdict(self._options), "round_index": self._round_index,
-                "deficits": dict(self._deficits), "priority": _rule_doc(self._priority)}
+                "deficits": dict(self._deficits), "priority": _rule_doc(self._priority),
+                **({"nodes": [n.to_dict() for n in self._nodes]} if self._nodes else {}),
+                **({"binding": self._binding.to_dict()} if self._binding is not None else {})}
 
     @classmethod
     def from_state(cls, doc: Mapping[str, Any], *,
@@ -385,6 +424,8 @@ class Engine:
                           doc.get("fairness_weight", 100.0), doc.get("options"), doc.get("deficits", {}),
                           doc.get("round_index", 0))
         engine._priority = _rule_from_doc(doc.get("priority"), priority)
+        engine._nodes = _check_nodes(doc.get("nodes"), gpus, "state.nodes")  # states before nodes: none
+        engine._binding = None if doc.get("binding") is None else Binding.from_dict(doc["binding"], "state.binding")
         return engine
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -463,6 +504,16 @@ def _check_gpus(value: object, field: str) -> dict[str, int]:
             raise InvalidInputError(f"{field}.{g}", clip(c), f"must be an integer from 0 to {MAX_GPUS:,} (2**31)")
         out[g] = count
     return out
+
+
+def _check_nodes(value: object, gpus: Mapping[str, int], field: str) -> tuple[Node, ...]:
+    """Nodes (none for ``None`` or an empty list) whose totals per type equal ``gpus``."""
+    if value is None:
+        return ()
+    nodes = parse_nodes(value, field if field.endswith("nodes") else "nodes")
+    if nodes:
+        check_nodes(nodes, gpus, field)
+    return nodes
 
 
 def _ordered(gpus: dict[str, int], order: object) -> dict[str, int]:

@@ -14,6 +14,11 @@ the fair throughput is :math:`T^{fair}_j = \sum_g T_{jg} x^{fair}_{jg}` (types w
 The fair allocation is feasible for the relaxed round problem: every type receives
 :math:`\sum_j s_j x^{fair}_{jg} = (C_g / C') \sum_j e_j \le C_g` and every job
 :math:`\sum_g x^{fair}_{jg} = e_j / s_j \le 1`.
+
+A job that asks for part of one GPU (``0 < s_j < 1``, spec section 8) enters with its request as given: it is
+entitled to at most ``s_j`` GPUs. (The capacity row of the round counts its share class, which is larger, so
+with fractional jobs the fair allocation above fits the requests but need not fit the rounded capacity; nothing
+relies on that: a round's relaxation is feasible anyway, with every job unplaced.)
 """
 
 from __future__ import annotations

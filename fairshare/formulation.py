@@ -21,6 +21,13 @@ Tightened column formulation (section 5a)
     MILPs have the same optima; its LP relaxation is much tighter (a job cannot meet its need with a sliver of
     time), which is what makes LP-plus-rounding nearly optimal.
 
+Fractional requests (spec section 8)
+    A job asking for part of one GPU (``0 < s_j < 1``) has one alone column per type, whose ``size`` in the
+    capacity row is its share class ``r_j = 1/2^k >= s_j`` (:attr:`RoundProblem.capacity_scale`), so that any
+    placement within capacity packs onto whole GPUs (:func:`fairshare.packing.pack_shares`); ``eff_c`` and the
+    fair share use ``s_j`` as given. Such jobs are in no pair column. Rounds without one build exactly the
+    integer columns of before.
+
 Both are built as sparse matrices in one pass over numpy arrays (no Python loop per variable).
 """
 
@@ -43,8 +50,9 @@ class Columns:
 
     Attributes
     ----------
-    gpu, size : int arrays (M,)
-        Type index and GPUs occupied.
+    gpu, size : arrays (M,)
+        Type index, and GPUs counted in the capacity row (int; float64 when the round has fractional
+        requests, whose columns count their share class ``1/2^k``).
     job_a, job_b : int arrays (M,)
         Member jobs (``job_b == -1`` for an alone column).
     tput_a, tput_b : float arrays (M,)
@@ -226,6 +234,39 @@ class RoundModel:
         row_upper = np.concatenate([np.ones(n), self.problem.capacity.astype(np.float64)])
         return LinearProgram(self.value.copy(), a, np.full(n + g, -np.inf), row_upper, np.zeros(m), np.ones(m), m)
 
+    def tightened_milp(self, lp: LinearProgram | None = None) -> LinearProgram:
+        """:meth:`tightened_lp` as given to a MILP solver; with fractional requests, their GPUs made integer.
+
+        For an all-integer round this is :meth:`tightened_lp` itself. With jobs that ask for part of one GPU,
+        each type ``g`` gets an integer column ``y_g`` (``0 <= y_g <= C_g``): the GPUs of ``g`` that host
+        fractional jobs. The capacity row of ``g`` becomes two rows,
+
+        ``sum_{whole c on g} size_c x_c + y_g <= C_g`` and ``sum_{fractional c on g} r_c x_c - y_g <= 0``.
+
+        Both describe the same 0/1 placements (the gangs take whole GPUs, so ``y_g = ceil(sum r_c x_c)`` fits
+        whenever the single row holds) and the same LP bound, but branching on ``y_g`` splits the round on how
+        many GPUs go to fractional jobs, which closes the gap far sooner (measured at 256 jobs with 30 % of
+        them fractional: 0.5 to 1.9 s to proven optimality instead of 0.7 to 30 s). The first ``M`` columns are
+        the placement columns; ``num_placement_cols`` is ``M + G`` so that the ``y_g`` are integer too: slice
+        a solution to its first ``M`` entries. ``lp``: the :meth:`tightened_lp` already built, if any.
+        """
+        lp = self.tightened_lp() if lp is None else lp
+        p, c = self.problem, self.columns
+        if not p.has_fractional:
+            return lp
+        n, g, m = p.num_jobs, len(p.gpu_types), c.num
+        frac_col = (np.arange(m) < c.num_alone) & p.fractional[c.job_a]
+        a = lp.matrix.tocoo()
+        rows = np.where((a.row >= n) & frac_col[a.col], a.row + g, a.row)  # fractional sizes to the new rows
+        y = m + np.arange(g)
+        matrix = sp.csc_matrix((np.concatenate([a.data, np.ones(g), -np.ones(g)]),
+                                (np.concatenate([rows, n + np.arange(g), n + g + np.arange(g)]),
+                                 np.concatenate([a.col, y, y]))), shape=(n + 2 * g, m + g))
+        cap = p.capacity.astype(np.float64)
+        return LinearProgram(np.concatenate([lp.cost, np.zeros(g)]), matrix, np.full(n + 2 * g, -np.inf),
+                             np.concatenate([lp.row_upper, np.zeros(g)]), np.zeros(m + g),
+                             np.concatenate([np.ones(m), cap]), m + g)
+
     def section3_lp(self) -> LinearProgram:
         """Section 3's formulation with ``sigma_j`` columns and fairness rows (rows N+G .. 2N+G-1)."""
         p, c = self.problem, self.columns
@@ -247,16 +288,24 @@ class RoundModel:
 
 
 def build_columns(problem: RoundProblem) -> Columns:
-    """Alone columns for every runnable (job, type), then one column per co-location candidate."""
+    """Alone columns for every runnable (job, type), then one column per co-location candidate.
+
+    A column's ``size`` is what it counts in its type's capacity row: the gang size, or for a job that asks
+    for part of one GPU its share class (:attr:`RoundProblem.capacity_scale`; ``size`` is then float64).
+    Candidates naming a fractional job get no column: such jobs share GPUs by their request, not as pairs.
+    """
     runnable = problem.runnable
     ja, ga = np.nonzero(runnable)
     pj, pg, pt = problem.pair_jobs, problem.pair_gpu, problem.pair_throughput
     useful = pt.sum(axis=1) > 0
+    fractional = problem.has_fractional
+    if fractional:
+        useful &= ~problem.fractional[pj].any(axis=1)
     pj, pg, pt = pj[useful], pg[useful], pt[useful]
-    scale = problem.scale
+    scale = problem.capacity_scale
     return Columns(
         gpu=np.concatenate([ga, pg]).astype(np.int64),
-        size=np.concatenate([scale[ja], scale[pj[:, 0]]]).astype(np.int64),
+        size=np.concatenate([scale[ja], scale[pj[:, 0]]]).astype(np.float64 if fractional else np.int64),
         job_a=np.concatenate([ja, pj[:, 0]]).astype(np.int64),
         job_b=np.concatenate([np.full(len(ja), -1), pj[:, 1]]).astype(np.int64),
         tput_a=np.concatenate([problem.throughput[ja, ga], pt[:, 0]]),
@@ -289,8 +338,9 @@ def build_model(problem: RoundProblem) -> RoundModel:
     tfair = fs.throughput
     rho_a = c.tput_a / tfair[c.job_a] if n else np.zeros(0)
     rho_b = np.where(pair, c.tput_b / tfair[jb], 0.0) if n else np.zeros(0)
-    eff_a = c.size * c.tput_a / tmax[c.job_a] if n else np.zeros(0)
-    eff_b = np.where(pair, c.size * c.tput_b / tmax[jb], 0.0) if n else np.zeros(0)
+    s = problem.scale  # E counts requests as given (a column's size may be a rounded share)
+    eff_a = s[c.job_a] * c.tput_a / tmax[c.job_a] if n else np.zeros(0)
+    eff_b = np.where(pair, s[jb] * c.tput_b / tmax[jb], 0.0) if n else np.zeros(0)
     pi = problem.priority
     eff_pi = (pi[c.job_a] * eff_a + np.where(pair, pi[jb] * eff_b, 0.0)) if n else np.zeros(0)
     value = (pi[c.job_a] * eff_a + lam * w[c.job_a] * np.minimum(rho_a, need[c.job_a])) if n else np.zeros(0)

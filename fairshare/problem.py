@@ -10,6 +10,8 @@ Conventions
 -----------
 * ``throughput[j, g] == 0`` means job ``j`` cannot run on type ``g``; so does ``scale[j] > capacity[g]``
   (see :attr:`RoundProblem.runnable`).
+* ``scale[j]`` is a gang of whole GPUs, or a share ``0 < s < 1`` of one GPU (spec section 8); such a job counts
+  its share class in the capacity row (:attr:`RoundProblem.capacity_scale`) and needs a type with a GPU.
 * Co-location candidate ``p`` lets jobs ``pair_jobs[p, 0]`` and ``pair_jobs[p, 1]`` share ``scale`` GPUs
   of type ``pair_gpu[p]``, running at ``pair_throughput[p, 0]`` and ``pair_throughput[p, 1]``.
 * ``weight`` holds the weights as given; the normalised weights (mean 1 over the round's jobs) are
@@ -27,7 +29,7 @@ the smallest.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -35,7 +37,9 @@ import numpy as np
 import numpy.typing as npt
 
 from fairshare._validate import check_array, check_shape, is_number, is_real, readonly
+from fairshare.binding import Node, check_nodes, parse_nodes
 from fairshare.errors import InvalidInputError
+from fairshare.packing import share_classes
 
 __all__ = ["MAX_GPUS", "MAX_VALUE", "MAX_WEIGHT_RATIO", "RoundProblem"]
 
@@ -66,8 +70,9 @@ class RoundProblem:
         Whole GPUs of each type (``0 <= C_g <= MAX_GPUS``, at least one GPU in all).
     job_ids : tuple of str
         Unique job identifiers, in row order.
-    scale : array of int, shape (N,)
-        Gang size ``1 <= s_j <= MAX_GPUS``.
+    scale : array of int or float, shape (N,)
+        Gang size ``1 <= s_j <= MAX_GPUS`` (whole GPUs), or a fraction ``0 < s_j < 1``: a share of ONE GPU
+        (spec section 8; see :attr:`capacity_scale`). Stored as int64 when every entry is whole, else float64.
     throughput : array of float, shape (N, G)
         Alone throughput ``0 <= T[j, g] <= MAX_VALUE`` on ``s_j`` GPUs of type ``g``; 0 = cannot run.
     weight : array of float, shape (N,), optional
@@ -87,6 +92,10 @@ class RoundProblem:
         Fairness slack in [0, 1).
     fairness_weight : float
         ``0 < lambda <= MAX_VALUE``, price of one unit of weighted shortfall.
+    nodes : sequence of Node or of node objects, optional
+        The cluster's nodes (``{"id", "gpu", "gpus"}``, :func:`fairshare.binding.parse_nodes`), for the
+        node-level binding of the placements (spec section 9). The nodes of each type must hold exactly
+        ``capacity`` GPUs of it. Default: none (placements stay at the type level).
 
     Raises
     ------
@@ -119,6 +128,7 @@ class RoundProblem:
     epsilon: float
     fairness_weight: float
     priority: np.ndarray
+    nodes: tuple[Node, ...]
     _job_index: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __init__(self, gpu_types: Sequence[str], capacity: np.ndarray, job_ids: Sequence[str],
@@ -126,7 +136,7 @@ class RoundProblem:
                  deficit: np.ndarray | None = None, pair_jobs: np.ndarray | None = None,
                  pair_gpu: np.ndarray | None = None, pair_throughput: np.ndarray | None = None,
                  epsilon: float = 0.0, fairness_weight: float = 100.0,
-                 priority: np.ndarray | None = None) -> None:
+                 priority: np.ndarray | None = None, nodes: Sequence[Node | Mapping[str, Any]] | None = None) -> None:
         set_ = object.__setattr__
         # ---- GPU types and capacities
         types = tuple(str(g) for g in gpu_types)
@@ -159,11 +169,17 @@ class RoundProblem:
 
         raw = np.asarray(scale)
         check_shape(raw, (N,), "scale")
-        s = raw.astype(np.float64)
-        check_array(raw, (s >= 1) & (np.floor(s) == s), _job_field("scale"), "must be a positive integer")
+        if raw.dtype.kind == "b":  # True is not a gang of one GPU
+            raw = raw.astype(object)
+        s = _as_float(raw)
+        part = (s > 0) & (s < 1)
+        check_array(raw, ((s >= 1) & (np.floor(s) == s)) | part, _job_field("scale"),
+                    "must be a positive integer (whole GPUs) or a fraction 0 < s < 1 (a share of one GPU)")
         check_array(raw, s <= MAX_GPUS, _job_field("scale"), f"larger than any GPU count fairshare supports "
                     f"(at most {MAX_GPUS:,} = 2**31)")
-        set_(self, "scale", readonly(s.astype(np.int64)))
+        # All-integer rounds keep integer scales (their arrays and documents are as before); a round with a
+        # fractional request holds float scales.
+        set_(self, "scale", readonly(s if part.any() else s.astype(np.int64)))
 
         w = np.ones(N) if weight is None else np.asarray(weight, dtype=np.float64)
         check_shape(w, (N,), "weight")
@@ -210,6 +226,10 @@ class RoundProblem:
         set_(self, "fairness_weight", float(fairness_weight))
 
         self._set_pairs(pair_jobs, pair_gpu, pair_throughput, runnable)
+        node_list = () if nodes is None else parse_nodes(nodes)
+        if node_list:
+            check_nodes(node_list, dict(zip(types, cap_int.tolist())))
+        set_(self, "nodes", node_list)
 
     def _set_pairs(self, pair_jobs: np.ndarray | None, pair_gpu: np.ndarray | None,
                    pair_throughput: np.ndarray | None, runnable: np.ndarray) -> None:
@@ -285,6 +305,28 @@ class RoundProblem:
     def runnable(self) -> np.ndarray:
         """Boolean (N, G): job ``j`` can run alone on type ``g``."""
         return (self.throughput > 0) & (self.scale[:, None] <= self.capacity[None, :])
+
+    @property
+    def fractional(self) -> np.ndarray:
+        """Boolean (N,): the job asks for part of one GPU (``0 < s_j < 1``, spec section 8)."""
+        return np.asarray(self.scale < 1)
+
+    @property
+    def has_fractional(self) -> bool:
+        """Some job of the round asks for part of one GPU."""
+        return bool(self.scale.dtype.kind == "f" and (self.scale < 1).any())
+
+    @property
+    def capacity_scale(self) -> np.ndarray:
+        """What each job counts in the capacity row of its type: ``s_j`` for a gang, its share class for a part.
+
+        A fractional request is rounded up to the next share class ``1/2^k`` (``k = 0..4``;
+        :func:`fairshare.packing.share_classes`), so that any placement within capacity packs onto real GPUs
+        with no GPU over 1. An all-integer round returns ``scale`` itself (integer dtype).
+        """
+        if not self.has_fractional:
+            return self.scale
+        return readonly(share_classes(self.scale))
 
     @property
     def normalized_weight(self) -> np.ndarray:
@@ -374,6 +416,14 @@ class RoundProblem:
 def _job_field(name: str) -> Callable[[tuple[int, ...]], str]:
     """Field namer for :func:`check_array` on a per-job array: ``jobs[3].weight``."""
     return lambda i: f"jobs[{i[0]}].{name}"
+
+
+def _as_float(values: np.ndarray) -> np.ndarray:
+    """``values`` as float64; entries that are not numbers (bools included) become NaN (rejected by checks)."""
+    if values.dtype.kind in "iuf":
+        return values.astype(np.float64)
+    return np.array([float(v) if is_number(v) else np.nan for v in values.reshape(-1).tolist()],
+                    dtype=np.float64).reshape(values.shape)
 
 
 def _first(bad: npt.ArrayLike) -> int | None:

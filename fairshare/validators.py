@@ -55,6 +55,7 @@ def allocation_violations(problem: RoundProblem, allocation: Allocation, *, tol:
     idx = {j: i for i, j in enumerate(p.job_ids)}
     gidx = {g: i for i, g in enumerate(p.gpu_types)}
     runnable = p.runnable
+    counted = p.capacity_scale
     used = np.zeros(len(p.gpu_types))
     share = np.zeros(p.num_jobs)
     tau = np.zeros(p.num_jobs)
@@ -72,7 +73,7 @@ def allocation_violations(problem: RoundProblem, allocation: Allocation, *, tol:
             continue
         g = gidx[pl.gpu]
         members = [idx[j] for j in pl.jobs]
-        used[g] += pl.gpus * pl.share
+        used[g] += counted[members[0]] * pl.share  # a fractional request counts its share class
         for j in members:
             share[j] += pl.share
             if p.scale[j] != pl.gpus:
@@ -96,6 +97,7 @@ def allocation_violations(problem: RoundProblem, allocation: Allocation, *, tol:
         out.append(f"job {p.job_ids[j]!r} placed {share[j]:g} times")
     if not np.allclose(tau, allocation.throughput, rtol=1e-7, atol=1e-9):
         out.append("reported throughputs do not match the placements")
+    out += _shared_gpu_violations(p, allocation, tol)
     if (allocation.next_deficit < -tol).any() or (allocation.job_shortfall < -tol).any():
         out.append("negative deficit or shortfall")
     if len(allocation.progress) == p.num_jobs and len(allocation.next_deficit) == p.num_jobs:
@@ -103,3 +105,31 @@ def allocation_violations(problem: RoundProblem, allocation: Allocation, *, tol:
         if not np.allclose(expect, allocation.next_deficit, rtol=1e-7, atol=1e-9):
             out.append("next deficits differ from max(0, D + 1 - epsilon - rho)")
     return out
+
+
+def _shared_gpu_violations(p: RoundProblem, allocation: Allocation, tol: float) -> list[str]:
+    """The packing of fractional jobs: every placed one on exactly one shared GPU of its type, none over 1."""
+    if not p.has_fractional or allocation.mode == "lp":
+        return []
+    out: list[str] = []
+    counted = p.capacity_scale
+    idx = {j: i for i, j in enumerate(p.job_ids)}
+    want = {pl.jobs[0]: pl.gpu for pl in allocation.placements if len(pl.jobs) == 1 and p.fractional[idx[pl.jobs[0]]]}
+    seen: dict[str, int] = {}
+    gpus_of: dict[str, set[int]] = {}
+    for s in allocation.shared_gpus:
+        if s.index in gpus_of.setdefault(s.gpu, set()):
+            out.append(f"shared GPU {s.gpu}[{s.index}] listed twice")
+        gpus_of[s.gpu].add(s.index)
+        load = sum(counted[idx[j]] for j in s.jobs if j in idx)
+        if load > 1 + tol or sum(s.shares) > 1 + tol:
+            out.append(f"shared GPU {s.gpu}[{s.index}] over 1: share classes sum to {load:g}")
+        for j in s.jobs:
+            seen[j] = seen.get(j, 0) + 1
+            if want.get(j) != s.gpu:
+                out.append(f"job {j!r} on shared GPU {s.gpu}[{s.index}] but not placed alone on {s.gpu!r}")
+    for j in want:
+        if seen.get(j, 0) != 1:
+            out.append(f"fractional job {j!r} is on {seen.get(j, 0)} shared GPUs (must be 1)")
+    return out
+

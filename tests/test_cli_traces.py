@@ -52,8 +52,13 @@ def test_import_generic_csv_and_csv_output(tmp_path: Path, capsys: pytest.Captur
     assert "imported 150 jobs (5 censored" in err
     t = read_trace(out)
     header = out.read_text().splitlines()[0].split(",")
-    assert "censored" in header and "gpus" in header and "meta.queue" in header
-    assert t.censored.sum() == 5 and (t.gpus == 0.5).any()
+    assert "censored" in header and "meta.queue" in header
+    # half-GPU requests are kept as a share of one GPU (scale 0.5), so `gpus` equals `scale` and is not written
+    assert "gpus" not in header and t.censored.sum() == 5 and (t.scale == 0.5).any()
+    whole = tmp_path / "whole.csv"
+    assert main(["trace", "import", GENERIC, "--format", "csv", *CSV_OPTS, "--catalog", "modern",
+                 "--cluster", CLUSTER, "--fractional", "whole", "-o", str(whole)]) == 0
+    assert "gpus" in whole.read_text().splitlines()[0].split(",") and (read_trace(whole).gpus == 0.5).any()
 
 
 @pytest.mark.parametrize("args, match", [

@@ -68,7 +68,9 @@ def test_pai2020_sample(modern) -> None:
     assert res.unmapped == {"MISC": 16}
     assert res.skipped["no GPU"] > 0 and res.skipped["never started"] > 0
     half = np.flatnonzero(t.gpus == 0.5)
-    assert half.size and (t.scale[half] == 1).all()                # half a GPU: kept, scheduled on one GPU
+    assert half.size and (t.scale[half] == 0.5).all()              # half a GPU: kept as a share of one GPU
+    whole = import_trace(PAI, "pai2020", catalog=modern, fractional="whole").trace
+    assert (whole.scale[half] == 1).all() and whole.scale.dtype == np.int64  # the rule before shares
     assert (t.gpus[t.scale == 8] == 8).all()
     assert t.censored.sum() == 8 and all(t.metadata[i]["status"] == "Running" for i in np.flatnonzero(t.censored))
     # work = run time x throughput on the type it ran on
@@ -76,8 +78,9 @@ def test_pai2020_sample(modern) -> None:
     for i in range(0, len(t), 17):
         gtype = {"V100M32": "V100-32GB"}.get(t.metadata[i].get("gpu_type", ""), t.metadata[i].get("gpu_type"))
         run = float(t.metadata[i]["run_seconds"])
-        if gtype in cat.gpu_types and cat.supports(t.model[i], int(t.scale[i]), gtype):
-            rate = cat.alone_throughput(t.model[i], int(t.scale[i]), gtype)
+        scale, share = max(1, int(np.ceil(t.scale[i]))), min(1.0, float(t.scale[i]))  # a share: its part of 1 GPU
+        if gtype in cat.gpu_types and cat.supports(t.model[i], scale, gtype):
+            rate = share * cat.alone_throughput(t.model[i], scale, gtype)
             assert t.iterations[i] == max(1.0, round(run * rate))
 
 
@@ -99,7 +102,7 @@ def test_openb2023_sample(modern) -> None:
     t = res.trace
     assert {t.metadata[i]["qos"] for i in range(len(t))} <= {"LS", "BE", "Burstable"}
     frac = t.gpus < 1
-    assert frac.sum() > 50 and (t.scale[frac] == 1).all()
+    assert frac.sum() > 50 and (t.scale[frac] == t.gpus[frac]).all()
     default = import_trace(OPENB, "openb2023")                      # the default catalog: V100M16 is the V100
     assert default.suggested_cluster == {"V100": 16, "P100": 6} and "T4" in default.unmapped
 
@@ -150,7 +153,9 @@ def test_fractional_drop_and_whole(tmp_path: Path, modern) -> None:
     src = tmp_path / "f.csv"
     src.write_text("id,t,g,d\na,0,50,600\nb,0,100,600\nc,0,150,600\n")
     cols = CsvColumns(arrival="t", gpus="g", duration="d", gpu_unit="percent", id="id")
-    whole = import_trace([src], "csv", catalog=modern, columns=cols)
+    share = import_trace([src], "csv", catalog=modern, columns=cols)
+    assert share.trace.gpus.tolist() == [0.5, 1.0, 1.5] and share.trace.scale.tolist() == [0.5, 1, 2]
+    whole = import_trace([src], "csv", catalog=modern, columns=cols, fractional="whole")
     assert whole.trace.gpus.tolist() == [0.5, 1.0, 1.5] and whole.trace.scale.tolist() == [1, 1, 2]
     dropped = import_trace([src], "csv", catalog=modern, columns=cols, fractional="drop")
     assert dropped.trace.id == ("b",) and dropped.skipped == {"part of a GPU (fractional=drop)": 2}

@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1] / "fairshare"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("fairshare.errors", "fairshare._validate", "fairshare._compat")),
     ("core", ("fairshare.problem", "fairshare.documents", "fairshare.fair_share", "fairshare.formulation",
-              "fairshare.allocation", "fairshare.validators", "fairshare.priority")),
+              "fairshare.allocation", "fairshare.validators", "fairshare.priority", "fairshare.packing",
+              "fairshare.binding")),
     ("solvers", ("fairshare.solvers",)),
     ("methods", ("fairshare.methods", "fairshare.allocate", "fairshare.engine", "fairshare.testing")),
     ("policies", ("fairshare.policies",)),

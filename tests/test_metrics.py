@@ -236,7 +236,8 @@ def test_no_finished_job() -> None:
 def test_empty_inputs_give_nan() -> None:
     m = compute_metrics([], [])
     d = m.to_dict()
-    counts = {"jobs", "finished", "unfinished", "rounds", "active_rounds", "optimal_rounds", "censored"}
+    counts = {"jobs", "finished", "unfinished", "rounds", "active_rounds", "optimal_rounds", "censored", "migrations",
+              "split_gangs"}
     assert all(d[k] == 0 for k in counts)
     assert all(math.isnan(v) for k, v in d.items() if k not in counts)
     assert finish_time_fairness([]).shape == (0,)

@@ -1,7 +1,9 @@
 """``fairshare allocate``: solve one round; a round document in, the allocation document out.
 
-``fairshare allocate ROUND.json [--mode exact|lp|fast] [--time-limit S] [-o OUT.json]`` (``-`` reads the
-round from stdin, ``--example`` solves the bundled example round of spec section 6).
+``fairshare allocate ROUND.json [--mode exact|lp|fast] [--time-limit S] [--previous OUT.json] [-o OUT.json]``
+(``-`` reads the round from stdin, ``--example`` solves the bundled example round of spec section 6). A round
+that names its ``nodes`` gets a ``binding``; ``--previous`` passes the previous round's allocation output so
+that placements that did not change keep their GPUs.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from importlib import resources
 from typing import Any
 
 from fairshare import MODES, allocate
+from fairshare.allocation import Allocation
+from fairshare.binding import Binding
 from fairshare.cli._files import cannot, read_bytes, read_stream, write_text
-from fairshare.documents import MAX_JSON_BYTES
+from fairshare.documents import MAX_JSON_BYTES, read_json
 from fairshare.errors import InvalidInputError
 from fairshare.methods import SolveOptions
 
@@ -52,12 +56,19 @@ def run_allocate(args: Namespace) -> int:
         source = read_stream("ROUND", "-", sys.stdin.buffer, MAX_JSON_BYTES)
     else:
         source = read_bytes("ROUND", args.round, MAX_JSON_BYTES)
-    alloc = allocate(source, mode=args.mode, **options)
+    previous = None
+    if args.previous is not None:
+        prev_doc = read_json(read_bytes("--previous", args.previous, MAX_JSON_BYTES), what="--previous")
+        if not isinstance(prev_doc, dict) or "binding" not in prev_doc:
+            raise InvalidInputError("--previous", args.previous, "must be an allocation output with a `binding` "
+                                    "(from a round that names its nodes)")
+        previous = Binding.from_dict(prev_doc["binding"], "--previous.binding")
+    alloc = allocate(source, mode=args.mode, previous_binding=previous, **options)
     out = alloc.to_json(indent=2) + "\n"
     if args.output:
         write_text("--output", args.output, out)
         print(f"{alloc.status} ({alloc.mode}): objective {alloc.objective:.6g}, E/C {alloc.utilization:.4f}, "
-              f"{len(alloc.placements)} placements -> {args.output}", file=sys.stderr)
+              f"{len(alloc.placements)} placements{_bound(alloc)} -> {args.output}", file=sys.stderr)
     else:
         try:
             sys.stdout.write(out)
@@ -69,6 +80,11 @@ def run_allocate(args: Namespace) -> int:
     return 0
 
 
+def _bound(alloc: Allocation) -> str:
+    b = alloc.binding
+    return "" if b is None else f" on nodes ({b.split_gangs} split gangs, {b.moved_jobs} moved jobs)"
+
+
 def add_allocate_command(sub: _SubParsersAction[ArgumentParser]) -> ArgumentParser:
     """Add ``allocate`` to the ``fairshare`` command's subparsers; returns its parser."""
     a = sub.add_parser("allocate", help="solve one scheduling round (JSON in, JSON out)")
@@ -77,6 +93,9 @@ def add_allocate_command(sub: _SubParsersAction[ArgumentParser]) -> ArgumentPars
     a.add_argument("--mode", choices=MODES, default="fast", help="solve mode (default: fast)")
     a.add_argument("--time-limit", type=float, default=None, metavar="S",
                    help="exact mode: seconds for the whole solve; the best placement known then is returned")
+    a.add_argument("--previous", metavar="OUT.json", default=None,
+                   help="rounds with nodes: the previous round's allocation output; unchanged placements keep "
+                        "their GPUs")
     a.add_argument("-o", "--output", help="write the allocation here instead of stdout")
     a.set_defaults(func=run_allocate)
     return a

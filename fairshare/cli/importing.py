@@ -100,9 +100,9 @@ def add_import_command(sub: _SubParsersAction[ArgumentParser]) -> None:
     p.add_argument("--cluster", default=None, metavar="SPEC",
                    help="the cluster the trace will replay on (its GPU types are the targets of the rule; "
                         "default: the suggested cluster's types, else every catalog type)")
-    p.add_argument("--fractional", choices=("whole", "drop"), default="whole",
-                   help="a request of part of a GPU: schedule it on whole GPUs, keeping the request in `gpus` "
-                        "(default), or leave the job out")
+    p.add_argument("--fractional", choices=("share", "whole", "drop"), default="share",
+                   help="a request of part of one GPU: keep it as a fractional scale (default), schedule it on a "
+                        "whole GPU (the request stays in `gpus`), or leave the job out")
     p.add_argument("--gpu-type-map", action="append", metavar="KIND=TYPE[,...]",
                    help="name the trace's GPU kinds with catalog types (e.g. G2=A100-80GB); repeatable")
     p.add_argument("--models", default=None, metavar="M1,M2", help="models the rule may choose from (default: all)")

@@ -79,6 +79,10 @@ def _trace_spec(args: Namespace) -> tuple[dict[str, Any], str]:
     if args.trace and args.generate:
         raise InvalidInputError("--trace", args.trace, "give a trace file or --generate, not both")
     given = args.cluster
+    if getattr(args, "nodes", None) is not None:
+        if given is not None:
+            raise InvalidInputError("--nodes", args.nodes, "give --cluster or --nodes, not both")
+        given = args.nodes
     if args.trace:
         check_readable("--trace", args.trace)
         return {"path": args.trace}, given if given is not None else DEFAULT_CLUSTER
@@ -123,13 +127,13 @@ def check_options(args: Namespace) -> None:
     _in_range(args, "--until", 0, MAX_ARRIVAL / 3600, lo_open=True)
 
 
-def _cluster(text: str) -> dict[str, int]:
-    from fairshare.sim.simulator import parse_cluster
+def _cluster(text: str, option: str = "--cluster") -> dict[str, int]:
+    from fairshare.sim.simulator import cluster_nodes
 
     try:
-        return parse_cluster(text)
+        return cluster_nodes(text)[0]
     except InvalidInputError as exc:
-        raise InvalidInputError("--cluster", text, f"{exc.field}: {exc.reason}" if exc.field != "cluster"
+        raise InvalidInputError(option, text, f"{exc.field}: {exc.reason}" if exc.field not in ("cluster", "nodes")
                                 else exc.reason) from None
 
 
@@ -141,7 +145,7 @@ def _run(args: Namespace, policies: list[str]) -> int:
     trace, cluster = _trace_spec(args)
     if os.path.exists(args.out) and not os.path.isdir(args.out):  # fail before a long run, not after it
         raise InvalidInputError("--out", args.out, "not a folder")
-    gpus = _cluster(cluster)  # validate before starting processes
+    gpus = _cluster(cluster, "--nodes" if args.nodes is not None else "--cluster")  # before starting processes
     cat = load_cli_catalog(args)
     for g in gpus:
         if g not in cat.gpu_types:
@@ -332,6 +336,10 @@ def _common(p: ArgumentParser) -> None:
                      help="--generate: fraction of jobs with weight 5 (default 0)")
     src.add_argument("--cluster", default=None,
                      help=f"GPU counts, e.g. {DEFAULT_CLUSTER} (default for the built-in trace: {BUILTIN_CLUSTER})")
+    src.add_argument("--nodes", default=None, metavar="SPEC",
+                     help="the cluster as nodes instead of --cluster: COUNTxTYPE:GPUS_PER_NODE groups, e.g. "
+                          "36xV100:8,36xP100:4, or a JSON file of {id, gpu, gpus} objects; placements are bound "
+                          "to nodes and GPUs every round, and a job that moves pays --restart-overhead")
     add_catalog_option(src)
     sim = p.add_argument_group("simulation")
     sim.add_argument("--round-length", type=float, default=360.0, help="seconds per round (default 360)")

@@ -1,7 +1,9 @@
 """``exact``: the round MILP solved by HiGHS to proven optimality, or the best placement known at a deadline.
 
 By default the tightened column formulation (spec section 5a: the same optima as section 3, a far
-tighter bound) is built from arrays and passed to highspy; ``backend="pyomo"`` solves section 3's MILP as
+tighter bound) is built from arrays and passed to highspy (with fractional requests, in the split form of
+:meth:`~fairshare.formulation.RoundModel.tightened_milp`, whose integer GPU counts per type make HiGHS's
+proof much shorter); ``backend="pyomo"`` solves section 3's MILP as
 written in the Pyomo reference model. The status is ``optimal`` only when HiGHS proved it.
 
 Under a time limit
@@ -97,12 +99,12 @@ def _milp(lp: LinearProgram, opts: SolveOptions, deadline: float | None) -> Solv
 
 def _solve_to_optimality(model: RoundModel, lp: LinearProgram, opts: SolveOptions, build_s: float) -> Solved:
     t1 = time.perf_counter()
-    out = _milp(lp, opts, None)
+    out = _milp(model.tightened_milp(lp), opts, None)
     solve_s = time.perf_counter() - t1
     bound = out.bound + model.obj_null
     if out.x is None:  # pragma: no cover - HiGHS without a limit always ends with a point
         return Solved(None, Status.NO_SOLUTION, float("inf"), bound, out.message, None, build_s, solve_s)
-    x = np.round(out.x)
+    x = np.round(out.x[: model.columns.num])
     status = Status.OPTIMAL if out.optimal else Status.TIME_LIMIT
     gap = relative_gap(out.bound, float(model.value @ x))
     return Solved(x, status, gap, bound, out.message, None, build_s, solve_s)
@@ -120,12 +122,12 @@ def _solve_by_deadline(model: RoundModel, lp: LinearProgram, opts: SolveOptions,
         return Solved(fast.x, Status.TIME_LIMIT, relative_gap(bound, fast_value), bound + model.obj_null,
                       f"Time limit reached; fast's placement ({fast.message}; no time left for the MILP)", None,
                       build_s, time.perf_counter() - t1)
-    out = _milp(lp, opts, deadline)
+    out = _milp(model.tightened_milp(lp), opts, deadline)
     if np.isfinite(out.bound):
         bound = min(bound, out.bound)
     x, source = fast.x, "fast's placement"
     if out.x is not None:
-        x_milp = np.round(out.x)
+        x_milp = np.round(out.x[: model.columns.num])
         if float(model.value @ x_milp) >= fast_value:
             x, source = x_milp, "HiGHS's incumbent"
         else:

@@ -1,9 +1,21 @@
 """``fast``: the tightened LP relaxation rounded to a feasible placement, then improved when the gap is large.
 
 Steps (:mod:`fairshare.methods.rounding` has the details and guarantees): solve the tightened LP; round
-greedily with a fill step; when the certified gap to the LP bound exceeds ``polish_gap``, run the local
-search (rounds of at most :data:`LOCAL_SEARCH_MAX_COLUMNS` columns) and the polish MILP. The result is always
-feasible; its status is ``heuristic`` and ``mip_gap`` is certified by the LP bound.
+greedily with a fill step; when the rounding is not good enough, run the local search (rounds of at most
+:data:`LOCAL_SEARCH_MAX_COLUMNS` columns) and, if it is still not good enough, the polish MILP (stopping at a
+relative gap of :data:`POLISH_MIP_GAP`). The result is always feasible; its status is ``heuristic`` and
+``mip_gap`` is certified by the LP bound.
+
+"Good enough" is decided from two gaps (:func:`polish_thresholds`):
+
+- the certified value gap ``(z_LP - z) / z_LP`` at most ``polish_gap`` (default :data:`POLISH_GAP`, 0.5 %: a
+  placement that is not polished is certified within the value-loss target), and
+- the efficiency gap (:func:`efficiency_gap`) at most ``polish_efficiency_gap`` (default
+  :data:`POLISH_EFFICIENCY_GAP`, 1 %): with a small fairness weight the objective is flat across placements
+  of very different efficiency; deciding from the value gap alone (at 1-2 %) kept as little as 0.93 of the
+  optimal E on the benchmark's rounds (docs/performance.md, quality families).
+
+With ``partitions > 1`` the round is split first (:mod:`fairshare.methods.partition`).
 
 :func:`round_relaxation` is these steps on a built LP, optionally against a deadline: ``exact`` under a time
 limit runs it first, so that it always has fast's placement to return (:mod:`fairshare.methods.exact`).
@@ -23,10 +35,20 @@ from fairshare.methods.options import SolveOptions
 from fairshare.methods.rounding import greedy_round, improve, polish
 from fairshare.methods.solved import Solved, relative_gap
 
-__all__ = ["LOCAL_SEARCH_MAX_COLUMNS", "Rounded", "round_relaxation", "solve", "value_bound"]
+__all__ = ["LOCAL_SEARCH_MAX_COLUMNS", "POLISH_EFFICIENCY_GAP", "POLISH_GAP", "POLISH_MIP_GAP",
+           "Rounded", "efficiency_gap", "polish_thresholds", "round_relaxation", "solve", "value_bound"]
 
 LOCAL_SEARCH_MAX_COLUMNS = 1000
 """The local search is O(columns x placed); beyond this many columns greedy is within 0.1 % (measured)."""
+
+POLISH_GAP = 5e-3
+"""Default ``polish_gap``: the certified value gap (to the LP bound) above which fast improves its rounding."""
+
+POLISH_EFFICIENCY_GAP = 1e-2
+"""Default ``polish_efficiency_gap``: relative shortfall of the placement's E against the LP solution's E."""
+
+POLISH_MIP_GAP = 1e-3
+"""Relative gap at which the polish MILP stops (on the tightened objective; ``polish_gap`` if smaller)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,15 +63,25 @@ class Rounded:
         Proven upper bound on the tightened objective (``value @ x`` for any placement; add ``obj_null`` for
         section 3's): the LP optimum, or :func:`value_bound` when the LP did not finish before the deadline.
     message : str
-        What was done (``"LP Optimal; rounded"``).
+        What was done (``"LP Optimal; rounded"``, ``"...; rounded, local search"``, ``"...; rounded, polished"``).
     lp_seconds : float
         Wall time of the LP relaxation.
+    round_seconds : float
+        Wall time of the greedy rounding and the local search.
+    polish_seconds : float
+        Wall time of the polish MILP (0 when it did not run).
+    row_dual : array (N + G,) or None
+        The LP's row duals (job rows, then capacity rows; ``None`` when the LP did not finish): with
+        :func:`fairshare.methods.partition.dual_bound` they bound any round that contains this one's columns.
     """
 
     x: np.ndarray
     bound: float
     message: str
     lp_seconds: float
+    round_seconds: float = 0.0
+    polish_seconds: float = 0.0
+    row_dual: np.ndarray | None = None
 
 
 def value_bound(model: RoundModel) -> float:
@@ -83,23 +115,40 @@ def round_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *
     t0 = time.perf_counter()
     out = solve_relaxation(model, lp, opts, deadline=deadline)
     lp_seconds = time.perf_counter() - t0
+    t1 = time.perf_counter()
     if out.x is None or not out.optimal:  # the deadline came first
         x = greedy_round(model, np.zeros(model.columns.num))
         return Rounded(x, max(value_bound(model), float(model.value @ x)),
-                       f"LP {out.message}; greedy by value", lp_seconds)
+                       f"LP {out.message}; greedy by value", lp_seconds, time.perf_counter() - t1)
     x = greedy_round(model, out.x)
     small = model.columns.num <= LOCAL_SEARCH_MAX_COLUMNS
-    polish_gap = opts.polish_gap if opts.polish_gap is not None else (1e-2 if small else 2e-2)
-    if small and relative_gap(out.bound, float(model.value @ x)) > polish_gap and _before(deadline):
+    value_gap, eff_gap = polish_thresholds(model, opts)
+    done = f"LP {out.message}; rounded"
+    if _needs_polish(model, out.bound, out.x, x, value_gap, eff_gap) and small and _before(deadline):
         x = improve(model, x)
+        done += ", local search"
+    round_s = time.perf_counter() - t1
+    if not _needs_polish(model, out.bound, out.x, x, value_gap, eff_gap):
+        return Rounded(x, out.bound, done, lp_seconds, round_s, 0.0, out.row_dual)
+    t2 = time.perf_counter()
     seconds = opts.polish_seconds if deadline is None else min(opts.polish_seconds, deadline - time.perf_counter())
-    polished = polish(model, lp, out, x, seconds=max(seconds, 0.0), gap=polish_gap, seed=opts.seed,
+    if seconds <= 0:
+        return Rounded(x, out.bound, done, lp_seconds, round_s, 0.0, out.row_dual)
+    polished = polish(model, lp, out, x, seconds=seconds, gap=min(POLISH_MIP_GAP, value_gap), seed=opts.seed,
                       threads=opts.threads)
-    return Rounded(polished.x, polished.bound, f"LP {out.message}; rounded", lp_seconds)
+    return Rounded(polished.x, polished.bound, done + ", polished", lp_seconds, round_s,
+                   time.perf_counter() - t2, out.row_dual)
 
 
 def solve(model: RoundModel, opts: SolveOptions) -> Solved:
-    """Solve ``model`` the fast way (see the module documentation)."""
+    """Solve ``model`` the fast way (see the module documentation).
+
+    With ``opts.partitions > 1`` the round is split (:func:`fairshare.methods.partition.solve`).
+    """
+    if opts.partitions > 1:
+        from fairshare.methods import partition  # partition builds on this module
+
+        return partition.solve(model, opts)
     t0 = time.perf_counter()
     lp = model.tightened_lp()
     build_s = time.perf_counter() - t0
@@ -108,6 +157,40 @@ def solve(model: RoundModel, opts: SolveOptions) -> Solved:
     gap = relative_gap(r.bound, float(model.value @ r.x))
     return Solved(r.x, Status.HEURISTIC, gap, r.bound + model.obj_null, r.message, None, build_s,
                   time.perf_counter() - t1)
+
+
+def polish_thresholds(model: RoundModel, opts: SolveOptions) -> tuple[float, float]:
+    """The value gap and the efficiency gap above which fast improves its rounding (options or defaults)."""
+    value_gap = opts.polish_gap if opts.polish_gap is not None else POLISH_GAP
+    eff_gap = opts.polish_efficiency_gap if opts.polish_efficiency_gap is not None else POLISH_EFFICIENCY_GAP
+    return value_gap, eff_gap
+
+
+def efficiency_gap(model: RoundModel, x_lp: np.ndarray, x: np.ndarray) -> float:
+    """``max(0, E(x_lp) - E(x)) / E(x_lp)``: the efficiency the rounding gave away against the LP solution.
+
+    E is the (priority-weighted) efficiency term of the objective. The LP solution's E is not a bound on
+    the optimal placement's E (the LP trades E against fairness), but with a small fairness weight a small
+    value gap can hide a large efficiency gap, which this measures.
+
+    Examples
+    --------
+    >>> from fairshare.formulation import build_model
+    >>> from fairshare.problem import RoundProblem
+    >>> m = build_model(RoundProblem(["V100"], [1], ["a"], [1], [[2.0]]))
+    >>> efficiency_gap(m, np.ones(1), np.zeros(1))
+    1.0
+    """
+    e_lp = float(model.eff_priority @ x_lp)
+    if e_lp <= 0:
+        return 0.0
+    return max(0.0, e_lp - float(model.eff_priority @ x)) / e_lp
+
+
+def _needs_polish(model: RoundModel, bound: float, x_lp: np.ndarray, x: np.ndarray, value_gap: float,
+                  eff_gap: float) -> bool:
+    return (relative_gap(bound, float(model.value @ x)) > value_gap
+            or efficiency_gap(model, x_lp, x) > eff_gap)
 
 
 def _before(deadline: float | None) -> bool:

@@ -26,7 +26,7 @@ else:  # pragma: no cover
         def __str__(self) -> str:
             return str(self.value)
 
-__all__ = ["APPLIES_TO", "MAX_THREADS", "MODES", "Mode", "SolveOptions"]
+__all__ = ["APPLIES_TO", "MAX_PARTITIONS", "MAX_THREADS", "MODES", "Mode", "SolveOptions"]
 
 
 class Mode(StrEnum):
@@ -42,6 +42,9 @@ MODES: tuple[str, ...] = tuple(m.value for m in Mode)
 
 MAX_THREADS = 256
 """Upper bound of ``threads`` (HiGHS sizes a global thread pool; absurd counts abort the interpreter)."""
+
+MAX_PARTITIONS = 4096
+"""Upper bound of ``partitions``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +73,17 @@ class SolveOptions:
         ``fast``: safety time limit of the polish MILP, which is bounded by 200 branch-and-bound nodes so
         that results do not depend on machine load (0 disables polish).
     polish_gap : float, optional
-        ``fast``: run the local search and the polish only when the certified relative gap to the LP bound
-        exceeds this. Default (``None``): 1 % for rounds of at most 1,000 placement columns (where one
-        misplaced gang costs efficiency), 2 % above (where the LP's own integrality gap dominates).
+        ``fast``: run the local search and the polish MILP when the certified relative gap to the LP bound
+        exceeds this (or the efficiency gap exceeds ``polish_efficiency_gap``); the MILP stops at a relative gap
+        of 0.1 %, or of ``polish_gap`` if smaller. Default (``None``): 0.5 %.
+    polish_efficiency_gap : float, optional
+        ``fast``: also improve the rounding when its efficiency ``E`` falls short of the LP solution's ``E`` by
+        more than this fraction (default ``None``: 1 %). With a small fairness weight a small value gap can
+        hide a large efficiency gap.
+    partitions : int
+        ``fast``: split the round into this many random parts (jobs and GPUs of each type dealt out evenly),
+        solve each part the fast way and merge the placements (:mod:`fairshare.methods.partition`). Default
+        1: no split. For rounds whose single LP is too slow (tens of thousands of jobs).
     verbose : bool
         Let HiGHS print its log.
 
@@ -95,6 +106,8 @@ class SolveOptions:
     backend: str = "highs"
     polish_seconds: float = 1.0
     polish_gap: float | None = None
+    polish_efficiency_gap: float | None = None
+    partitions: int = 1
     verbose: bool = False
 
     def __post_init__(self) -> None:
@@ -118,6 +131,12 @@ class SolveOptions:
             raise InvalidInputError("polish_seconds", self.polish_seconds, "must be >= 0")
         if self.polish_gap is not None and not (is_real(self.polish_gap) and self.polish_gap >= 0):
             raise InvalidInputError("polish_gap", self.polish_gap, "must be >= 0")
+        if self.polish_efficiency_gap is not None and not (is_real(self.polish_efficiency_gap)
+                                                           and 0 <= self.polish_efficiency_gap <= 1):
+            raise InvalidInputError("polish_efficiency_gap", self.polish_efficiency_gap, "must be in [0, 1]")
+        if not (isinstance(self.partitions, int) and not isinstance(self.partitions, bool)
+                and 1 <= self.partitions <= MAX_PARTITIONS):
+            raise InvalidInputError("partitions", self.partitions, f"must be an integer from 1 to {MAX_PARTITIONS}")
         if not isinstance(self.verbose, bool):
             raise InvalidInputError("verbose", self.verbose, "must be True or False")
 
@@ -159,6 +178,8 @@ APPLIES_TO: dict[str, tuple[str, ...]] = {
     "backend": ("exact", "lp"),
     "polish_seconds": ("fast",),
     "polish_gap": ("fast",),
+    "polish_efficiency_gap": ("fast",),
+    "partitions": ("fast",),
 }
 """Options that apply to some modes only; the others (threads, seed, verbose) apply to every mode."""
 

@@ -5,7 +5,8 @@
    has room. Every column is considered, so the pass doubles as the **fill step**: when it ends, no job that
    is left out could run alone on any type with enough idle GPUs (its alone column was considered while the
    capacity was at least what is left, and every runnable alone column has positive value).
-2. **Polish** (only when the certified gap ``(z_LP - z_round) / z_LP`` exceeds ``polish_gap``). Reduced-cost
+2. **Polish** (only when the certified gap ``(z_LP - z_round) / z_LP`` or the efficiency gap is above its
+   threshold: :func:`fairshare.methods.fast.polish_thresholds`). Reduced-cost
    fixing against the rounded incumbent: a column at 0 in the LP with reduced cost ``d_c`` satisfying
    ``z_LP + d_c < z_round`` is 0 in every better placement, and a column at 1 with ``z_LP - d_c < z_round`` is 1
    in every better placement; these fixings are exact given the LP bound. HiGHS then solves the small
@@ -15,6 +16,9 @@
 
 Guarantees: the result is always feasible (capacity, one placement per job, whole gangs, only runnable
 placements), never worse than the greedy rounding, and comes with a certified gap to the LP bound.
+Capacity is counted in column sizes, so a job that asks for part of one GPU takes its share class ``1/2^k``
+(:attr:`~fairshare.problem.RoundProblem.capacity_scale`); these are binary fractions, so the running sums of
+free capacity stay exact and every placement taken packs onto whole GPUs.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fairshare.formulation import LinearProgram, RoundModel
+from fairshare.packing import FINEST_SHARE
 from fairshare.solvers import SolverOutcome, Termination, solve_lp
 
 __all__ = ["Polished", "fill", "greedy_round", "greedy_take", "improve", "is_feasible", "polish"]
@@ -71,7 +76,7 @@ def greedy_round(model: RoundModel, x_lp: np.ndarray) -> np.ndarray:
         0/1 column values.
     """
     c = model.columns
-    density = model.value / np.maximum(c.size, 1)
+    density = model.value / np.maximum(c.size, FINEST_SHARE)  # per GPU; a share counts its class
     order = np.lexsort((-density, -np.round(x_lp, 6)))
     return greedy_take(model, order, np.zeros(c.num))
 
@@ -82,7 +87,7 @@ def fill(model: RoundModel, x: np.ndarray) -> np.ndarray:
     Afterwards no unplaced job fits alone on a type with enough idle GPUs (the fill property).
     """
     c = model.columns
-    order = np.argsort(-(model.value / np.maximum(c.size, 1)), kind="stable")
+    order = np.argsort(-(model.value / np.maximum(c.size, FINEST_SHARE)), kind="stable")
     return greedy_take(model, order, x)
 
 
@@ -100,7 +105,9 @@ def greedy_take(model: RoundModel, order: np.ndarray, x0: np.ndarray) -> np.ndar
     free = np.ones(p.num_jobs, dtype=bool)
     free[c.job_a[on]] = False
     free[c.job_b[on & c.is_pair]] = False
-    cap = p.capacity - np.bincount(c.gpu[on], weights=c.size[on], minlength=len(p.capacity)).astype(np.int64)
+    used = np.bincount(c.gpu[on], weights=c.size[on], minlength=len(p.capacity))
+    # Sizes are whole GPUs, or share classes 1/2^k (binary fractions: their sums are exact in float64).
+    cap = p.capacity - (used if c.size.dtype.kind == "f" else used.astype(np.int64))
     free_l, cap_l = free.tolist(), cap.tolist()
     ja, jb, gpu, size = c.job_a.tolist(), c.job_b.tolist(), c.gpu.tolist(), c.size.tolist()
     positive = (model.value > 0).tolist()
@@ -228,13 +235,17 @@ def polish(
     lower[at1 & (d > slack + tol)] = 1.0
     # No start solution: HiGHS 1.16 can return a start given by setSolution as optimal with a wrong
     # objective; the incumbent is compared below instead.
-    out = solve_lp(lp, integer=True, time_limit=seconds, mip_rel_gap=gap, seed=seed, threads=threads,
+    milp = model.tightened_milp(lp)  # with fractional requests: integer GPU counts per type (same placements)
+    if milp is not lp:
+        lower = np.concatenate([lower, milp.col_lower[lp.cost.shape[0]:]])
+        upper = np.concatenate([upper, milp.col_upper[lp.cost.shape[0]:]])
+    out = solve_lp(milp, integer=True, time_limit=seconds, mip_rel_gap=gap, seed=seed, threads=threads,
                       col_lower=lower, col_upper=upper, allow_infeasible=True, extra_options=_POLISH_OPTIONS)
     if out.termination is Termination.INFEASIBLE:  # nothing better than the incumbent exists
         return Polished(incumbent, z_inc, True)
     best, best_val = incumbent, z_inc
     if out.has_solution and out.x is not None:
-        xr = np.round(out.x)
+        xr = np.round(out.x[: model.columns.num])
         if is_feasible(model, xr):
             xr = fill(model, xr)  # the MILP may stop (time limit, gap) at a placement that leaves GPUs idle
             val = float(model.value @ xr)

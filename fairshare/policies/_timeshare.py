@@ -330,7 +330,7 @@ def place_alone(model: RoundModel, order: np.ndarray, prefer: np.ndarray | None 
     x = np.zeros(c.num)
     col = alone_column_index(model).tolist()
     cap = p.capacity.tolist()
-    scale = p.scale.tolist()
+    scale = p.capacity_scale.tolist()  # a fractional job takes its share class
     pref = None if prefer is None else np.asarray(prefer, dtype=np.float64).tolist()
     types = range(len(cap))
     for j in np.asarray(order, dtype=np.int64).tolist():

@@ -7,11 +7,15 @@ real trace"):
 
 1. **Jobs.** One per job of the source. Left out, and counted in :attr:`ImportResult.skipped` by reason:
    jobs without a GPU, jobs that never started, jobs whose end is before their start, jobs asking for more
-   GPUs than any catalog workload has data for, and (``fractional="drop"``) part-of-a-GPU requests.
+   GPUs than any catalog workload has data for, and (``fractional="drop"``) requests that are not a whole
+   number of GPUs.
 2. **Arrival** = submit time minus the earliest submit time of the kept jobs (the first job arrives at 0).
-3. **GPUs.** ``gpus`` keeps the request exactly as the source gives it (0.5 for half a GPU). The simulator
-   schedules whole GPUs: ``scale`` is the smallest catalog scale (1, 2, 4, 8 for Gavel's types) that holds
-   ``ceil(gpus)`` (``fractional="whole"``, the default; ``"drop"`` leaves part-of-a-GPU jobs out).
+3. **GPUs.** ``gpus`` keeps the request exactly as the source gives it (0.5 for half a GPU). A request of
+   part of one GPU (``0 < gpus < 1``) becomes a fractional ``scale`` equal to the request
+   (``fractional="share"``, the default: the job holds that share of one GPU); any other request is scheduled
+   on whole GPUs, ``scale`` being the smallest catalog scale (1, 2, 4, 8 for Gavel's types) that holds
+   ``ceil(gpus)``. ``fractional="whole"`` schedules part-of-a-GPU requests on one whole GPU too (the rule
+   before fractional scales existed), ``"drop"`` leaves every non-integral request out.
 4. **GPU type.** The source's name is mapped to a catalog name (:data:`GPU_ALIASES`, then ``gpu_type_map``;
    the first alias the catalog has wins). Types without a catalog name are reported in
    :attr:`ImportResult.unmapped`.
@@ -22,7 +26,9 @@ real trace"):
    class get one model) and the job id otherwise; ``h`` is the first 16 hex digits of SHA-256 of the key
    (independent of row order, other jobs, Python's hash seed and the platform).
 6. **Work** = ``max(1, round(run time x T))``, ``T`` the model's alone throughput at that scale on the GPU
-   type the job ran on, or on the fastest target type when that type is unknown or has no data.
+   type the job ran on, or on the fastest target type when that type is unknown or has no data. A fractional
+   job's ``T`` is its share times the model's throughput on one whole GPU (the simulator's rule for shares;
+   derived, not measured), and its model is chosen among those with data at scale 1.
 7. **Censored.** Jobs still running when the source ends (per format, below) are marked ``censored``: their
    run time is counted up to the end of the source, so their work is a lower bound, and metrics leave them out
    of JCT.
@@ -209,10 +215,12 @@ class ImportResult:
     def summary(self) -> list[str]:
         """Lines for a person: counts, what was skipped, the suggested cluster."""
         t = self.trace
-        frac = int(np.sum(t.gpus != np.floor(t.gpus)))
-        part = sorted(set(t.scale[t.gpus != np.floor(t.gpus)].tolist()))
+        odd = t.gpus != np.floor(t.gpus)
+        shares = odd & (t.scale < 1)
+        part = sorted({int(s) for s in t.scale[odd & ~shares].tolist()})
         lines = [f"imported {len(t)} jobs ({int(t.censored.sum())} censored: still running at the end of the "
-                 f"source; {frac} asked for a fraction of GPUs, scheduled on whole GPUs: scale "
+                 f"source; {int(odd.sum())} asked for a fraction of GPUs: {int(shares.sum())} hold that share of "
+                 f"one GPU, {int((odd & ~shares).sum())} scheduled on whole GPUs: scale "
                  f"{', '.join(map(str, part)) or '-'})"]
         if self.skipped:
             lines.append("skipped: " + ", ".join(f"{n} {why}" for why, n in self.skipped.items()))
@@ -573,7 +581,7 @@ def _peak_in_use(submit: np.ndarray, run: np.ndarray, gpus: np.ndarray, kinds: l
 
 
 def import_trace(paths: Sequence[str | os.PathLike[str]], fmt: str, *, catalog: Catalog | None = None,
-                 columns: CsvColumns | None = None, fractional: str = "whole",
+                 columns: CsvColumns | None = None, fractional: str = "share",
                  gpu_type_map: Mapping[str, str] | None = None, models: Sequence[str] | None = None,
                  gpu_types: Sequence[str] | None = None) -> ImportResult:
     """Import a real cluster trace by the rule of the module documentation.
@@ -589,10 +597,11 @@ def import_trace(paths: Sequence[str | os.PathLike[str]], fmt: str, *, catalog: 
         knows the modern GPU types).
     columns : CsvColumns, optional
         Column mapping; required for ``fmt="csv"``.
-    fractional : {"whole", "drop"}
-        A request of part of a GPU (or a non-integral count): ``"whole"`` schedules it on whole GPUs (scale
-        ``ceil(gpus)``, rounded up to a catalog scale) and keeps the request in ``gpus``; ``"drop"`` leaves
-        such jobs out. (fairshare's engine schedules whole GPUs.)
+    fractional : {"share", "whole", "drop"}
+        ``"share"`` (default): a request of part of one GPU keeps its fraction as the job's ``scale``; a
+        non-integral count above 1 is scheduled on whole GPUs (``ceil(gpus)``, rounded up to a catalog scale).
+        ``"whole"``: every non-integral request is scheduled on whole GPUs that way (part of a GPU on one
+        GPU). ``"drop"``: non-integral requests are left out. ``gpus`` keeps the request in every case.
     gpu_type_map : mapping of str to str, optional
         Source GPU type -> catalog GPU type, for names :data:`GPU_ALIASES` does not know (``{"G2": "A100-80GB"}``).
     models : sequence of str, optional
@@ -613,8 +622,8 @@ def import_trace(paths: Sequence[str | os.PathLike[str]], fmt: str, *, catalog: 
     """
     if fmt not in FORMATS:
         raise InvalidInputError("format", fmt, f"unknown trace format (known: {', '.join(FORMATS)})")
-    if fractional not in ("whole", "drop"):
-        raise InvalidInputError("fractional", fractional, "must be 'whole' or 'drop'")
+    if fractional not in ("share", "whole", "drop"):
+        raise InvalidInputError("fractional", fractional, "must be 'share', 'whole' or 'drop'")
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     if not paths:
@@ -683,7 +692,7 @@ def _apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]
     tgt = np.array([cat.gpu_index(g) for g in targets], dtype=np.int64)
     keep: list[int] = []
     out_model: list[str] = []
-    out_scale: list[int] = []
+    out_scale: list[float] = []
     out_iter: list[float] = []
     seen: dict[str, int] = {}
     ids: list[str] = []
@@ -698,13 +707,14 @@ def _apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]
         if g != math.floor(g) and fractional == "drop":
             skipped["part of a GPU (fractional=drop)"] += 1
             continue
+        share = fractional == "share" and 0 < g < 1
         whole = max(1, math.ceil(g - 1e-9))
         fit = scales[scales >= whole]
         if not fit.size:
             skipped[f"more GPUs than any catalog scale (max {int(scales.max())})"] += 1
             continue
-        scale = int(fit[0])
-        tp = table(scale)
+        scale = int(fit[0])  # a share runs at its fraction of the scale-1 throughput
+        tp = table(scale) if not share else table(1) * g
         runs_on_target: np.ndarray = np.asarray((tp[:, tgt] > 0).any(axis=1))
         pool_idx = np.flatnonzero(runs_on_target)
         if not pool_idx.size:
@@ -725,7 +735,7 @@ def _apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]
         rate = tp[m, gi] if gi >= 0 and tp[m, gi] > 0 else float(tp[m, tgt].max())
         keep.append(i)
         out_model.append(allowed[m])
-        out_scale.append(scale)
+        out_scale.append(float(g) if share else scale)
         out_iter.append(min(MAX_ITERATIONS, max(1.0, float(np.rint(run[i] * rate)))))
         jid = raw.id[i]
         if jid in seen:

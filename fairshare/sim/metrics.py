@@ -16,7 +16,9 @@ active job:
 * utilization: mean of the rounds' ``E / C`` over ``R``; GPU busy fraction ``sum_R busy / sum_R capacity``
   (GPU-seconds over GPU-seconds);
 * solver wall time per round over ``R`` (mean, p99, max; s) and the number of rounds of ``R`` whose status is
-  ``optimal`` (proven by the solver).
+  ``optimal`` (proven by the solver);
+* with a cluster given as nodes: migrations (jobs that ran in consecutive rounds on different GPUs, summed over
+  the rounds) and split gangs (gangs spread over several nodes, summed over the rounds).
 
 :func:`metrics_by_duration_class` computes the job metrics per duration class (under one round, one round to
 1 h, over 1 h; by ``JobRecord.ideal_seconds``), so that a round length cannot hide behind a headline number.
@@ -100,6 +102,11 @@ class RunMetrics:
     censored : int
         Jobs the trace marked censored (still running when the source trace ended): left out of JCT, ``rho``
         and the unfair fraction, whether or not they finished in the simulation.
+    migrations : int
+        Cluster given as nodes: job moves over the run (a job that ran in consecutive rounds on different GPUs
+        counts once per such round; ``RoundRecord.migrations``). 0 without nodes.
+    split_gangs : int
+        Cluster given as nodes: gang-rounds spread over more than one node (``RoundRecord.split_gangs``).
     """
 
     jobs: int
@@ -124,6 +131,8 @@ class RunMetrics:
     max_solver_seconds: float
     optimal_rounds: int
     censored: int = 0
+    migrations: int = 0
+    split_gangs: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict of the fields (``nan`` stays ``nan``).
@@ -238,6 +247,8 @@ class _Rounds:
     capacity: np.ndarray
     solver: np.ndarray
     optimal: np.ndarray
+    migrations: np.ndarray
+    split_gangs: np.ndarray
 
 
 def _round_arrays(rounds: Sequence[RoundRecord]) -> _Rounds:
@@ -269,7 +280,9 @@ def _round_arrays(rounds: Sequence[RoundRecord]) -> _Rounds:
         check((active_jobs > 0) & ~(np.isfinite(util) & (util >= 0)), "utilization", util,
               "must be finite and >= 0 in a round with active jobs")
     optimal = np.array([r.status == "optimal" for r in rounds], dtype=bool)  # also a StrEnum status
-    return _Rounds(index, active_jobs, util, busy, cap, solver, optimal)
+    moves = np.array([int(getattr(r, "migrations", 0)) for r in rounds], dtype=np.int64)
+    split = np.array([int(getattr(r, "split_gangs", 0)) for r in rounds], dtype=np.int64)
+    return _Rounds(index, active_jobs, util, busy, cap, solver, optimal, moves, split)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -421,6 +434,8 @@ def _round_fields(r: _Rounds) -> dict[str, Any]:
         "p99_solver_seconds": float(np.percentile(solver, 99.0)) if na else _NAN,
         "max_solver_seconds": float(solver.max()) if na else _NAN,
         "optimal_rounds": int((r.optimal & act).sum()),
+        "migrations": int(r.migrations.sum()),
+        "split_gangs": int(r.split_gangs.sum()),
     }
 
 

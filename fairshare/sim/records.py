@@ -21,8 +21,8 @@ class JobRecord:
     ----------
     id, model, tenant : str
         Identity; ``tenant`` is ``""`` when the trace has none.
-    scale : int
-        Gang size.
+    scale : int or float
+        Gang size, or the share of one GPU a job that asks for part of a GPU holds (``0 < scale < 1``).
     weight : float
         Fairness weight as given in the trace.
     arrival : float
@@ -51,7 +51,7 @@ class JobRecord:
     id: str
     model: str
     tenant: str
-    scale: int
+    scale: int | float
     weight: float
     arrival: float
     finish: float
@@ -111,6 +111,11 @@ class RoundRecord:
         Wall time the policy took for this round.
     status : str
         The allocation status (``optimal``, ``time_limit``, ``heuristic``, ...).
+    migrations : int
+        Cluster given as nodes: jobs that ran in the previous round and run in this one on other GPUs (0
+        otherwise).
+    split_gangs : int
+        Cluster given as nodes: gangs of this round spread over more than one node.
     """
 
     index: int
@@ -123,6 +128,8 @@ class RoundRecord:
     capacity_gpu_seconds: float
     solver_seconds: float
     status: str
+    migrations: int = 0
+    split_gangs: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The record as a plain dict."""

@@ -5,7 +5,9 @@ Each round of length Δ (default 360 s):
 1. Active jobs = arrived (``arrival <= t``) and unfinished. With none active, time jumps to the next arrival.
 2. The round problem is built from arrays: alone throughputs from the catalog, co-location candidates among
    the active jobs (capped at ``max_pairs_per_job`` per job, top-k by combined normalised throughput),
-   carried deficits, weights, ``epsilon`` and ``fairness_weight``.
+   carried deficits, weights, ``epsilon`` and ``fairness_weight``. A job whose ``scale`` is a share
+   ``0 < s < 1`` of one GPU runs at ``s`` times its model's one-GPU throughput (derived: the catalog has no
+   per-share figures) and is never a co-location candidate.
 3. The policy plans the round (its wall time is recorded).
 4. Every placed job runs for Δ at its planned (alone or co-located) throughput, less ``restart_overhead``
    seconds when its placement (GPU type or partner) differs from the previous round's (starting from not
@@ -35,8 +37,10 @@ here; policies break ties by job order, which is the trace's order).
 from __future__ import annotations
 
 import json
+import math
+import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -45,6 +49,8 @@ import numpy as np
 
 from fairshare._validate import clip, is_real, readonly
 from fairshare.allocation import Allocation
+from fairshare.binding import MAX_NODE_GPUS, Binding, Node, bind, gpus_of_nodes, parse_nodes
+from fairshare.documents import MAX_JSON_BYTES, read_json
 from fairshare.errors import InvalidInputError, PolicyError
 from fairshare.fair_share import next_deficit
 from fairshare.formulation import RoundModel, build_model
@@ -57,7 +63,67 @@ from fairshare.sim.records import JobRecord, RoundRecord
 from fairshare.sim.traces import MAX_ARRIVAL, Trace
 
 __all__ = ["ROUND_LENGTH_RANGE", "ROUND_LIMIT", "RoundOutcome", "SimConfig", "SimulationResult", "catalog_provenance",
-           "check_run", "parse_cluster", "records_json", "simulate"]
+           "check_run", "cluster_nodes", "parse_cluster", "parse_nodes_spec", "records_json", "simulate"]
+
+
+_NODE_GROUP = re.compile(r"\s*(\d{1,9})\s*[xX]\s*([^:=,]+?)\s*:\s*(\d{1,9})\s*")
+
+
+def parse_nodes_spec(spec: str) -> tuple[Node, ...]:
+    """``"36xV100:8,2xK80:4"`` (COUNTxTYPE:GPUS_PER_NODE groups) or a JSON file of node objects, as nodes.
+
+    Nodes are named ``TYPE-0``, ``TYPE-1``, ... per type, in the order given. A file (``.json``) holds a list
+    of ``{"id", "gpu", "gpus"}`` objects, or an object with that list under ``nodes``.
+
+    >>> [n.id for n in parse_nodes_spec("2xV100:8,1xK80:4,1xV100:4")]
+    ['V100-0', 'V100-1', 'K80-0', 'V100-2']
+    """
+    text = str(spec)
+    if text.strip().lower().endswith(".json"):
+        try:
+            with open(text.strip(), "rb") as fh:
+                data = fh.read(MAX_JSON_BYTES + 1)
+        except OSError as exc:
+            raise InvalidInputError("nodes", text, f"cannot read the node file ({exc.strerror or exc})") from None
+        doc = read_json(data, what="nodes")
+        return parse_nodes(doc["nodes"] if isinstance(doc, dict) and "nodes" in doc else doc)
+    nodes: list[Node] = []
+    per_type: dict[str, int] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        m = _NODE_GROUP.fullmatch(part)
+        if m is None:
+            raise InvalidInputError("nodes", spec, f"expected COUNTxTYPE:GPUS_PER_NODE groups, got {part.strip()!r}")
+        count, gpu, size = int(m.group(1)), m.group(2), int(m.group(3))
+        if count < 1 or not 1 <= size <= MAX_NODE_GPUS:
+            raise InvalidInputError("nodes", part.strip(), f"needs at least 1 node of 1 to {MAX_NODE_GPUS} GPUs")
+        first = per_type.get(gpu, 0)
+        nodes += [Node(f"{gpu}-{first + i}", gpu, size) for i in range(count)]
+        per_type[gpu] = first + count
+    if not nodes:
+        raise InvalidInputError("nodes", spec, "no node")
+    return parse_nodes(nodes)
+
+
+def cluster_nodes(cluster: str | Mapping[str, int] | Sequence[Any]) -> tuple[dict[str, int], tuple[Node, ...]]:
+    """The cluster's GPUs per type and its nodes (none for a cluster given by type).
+
+    ``cluster`` is ``"V100=36,K80=36"`` or a mapping (by type, no nodes), ``"36xV100:8,36xK80:4"`` or a
+    ``.json`` file (nodes: :func:`parse_nodes_spec`), or a list of nodes. With nodes, the capacities are their
+    totals per type.
+
+    >>> cluster_nodes("2xV100:8")[0]
+    {'V100': 16}
+    """
+    if isinstance(cluster, str) and "=" not in cluster and (":" in cluster or
+                                                          cluster.strip().lower().endswith(".json")):
+        nodes = parse_nodes_spec(cluster)
+    elif not isinstance(cluster, (str, Mapping)) and isinstance(cluster, Sequence):
+        nodes = parse_nodes(cluster)
+    else:
+        return parse_cluster(cluster), ()
+    return parse_cluster(gpus_of_nodes(nodes)), nodes
 
 
 def parse_cluster(spec: str | Mapping[str, int]) -> dict[str, int]:
@@ -457,8 +523,12 @@ class RoundOutcome:
     busy_gpu_seconds: float
 
 
-def _execute_round(plan: _Plan, jobs: _JobState, cfg: SimConfig) -> RoundOutcome:
-    """Run ``plan`` for one round on ``jobs`` (steps 4 and 5 of the module documentation); pure."""
+def _execute_round(plan: _Plan, jobs: _JobState, cfg: SimConfig, moved: np.ndarray | None = None) -> RoundOutcome:
+    """Run ``plan`` for one round on ``jobs`` (steps 4 and 5 of the module documentation); pure.
+
+    ``moved`` (bool, per job; cluster given as nodes): the job kept its type and partner but its GPUs changed,
+    which costs ``restart_overhead`` like a change of placement.
+    """
     length = cfg.round_length
     tau = np.asarray(plan.throughput, dtype=np.float64)
     gpu = np.asarray(plan.job_gpu, dtype=np.int64)
@@ -467,6 +537,8 @@ def _execute_round(plan: _Plan, jobs: _JobState, cfg: SimConfig) -> RoundOutcome
     partner_trace = np.where(partner >= 0, jobs.index[np.maximum(partner, 0)], -1)
     key = np.column_stack([np.where(placed, gpu, -1), np.where(placed, partner_trace, -1)])
     changed = placed & (key != jobs.prev_key).any(axis=1)
+    if moved is not None:
+        changed |= placed & moved
     overhead = np.where(changed, cfg.restart_overhead, 0.0)
     remaining = jobs.work - jobs.done
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -547,14 +619,20 @@ class _Ledger:
         cap = np.array([gpus[g] for g in gpu_types], dtype=np.int64)
         ids, models = tuple(trace.id), tuple(trace.model)
         n = len(ids)
-        scale = readonly(np.asarray(trace.scale, dtype=np.int64))
-        tput = cat.throughput_matrix(models, scale, gpu_types) if n else np.zeros((0, len(gpu_types)))
+        scale = readonly(np.asarray(trace.scale, dtype=np.float64 if np.asarray(trace.scale).dtype.kind == "f"
+                                    else np.int64))
+        # A job holding part of one GPU runs at that share of its model's throughput on one whole GPU
+        # (derived: time-slicing a GPU divides its throughput; the catalog has no per-share measurements).
+        whole = np.maximum(np.ceil(scale), 1).astype(np.int64)
+        tput = cat.throughput_matrix(models, whole, gpu_types) if n else np.zeros((0, len(gpu_types)))
+        if scale.dtype.kind == "f":
+            tput = tput * np.minimum(scale, 1.0)[:, None]
         runnable = (tput > 0) & (scale[:, None] <= cap[None, :])
         nowhere = np.flatnonzero(~runnable.any(axis=1))
         if nowhere.size:
             j = int(nowhere[0])
             raise InvalidInputError(f"trace[{j}]", f"{ids[j]} ({models[j]}, scale {scale[j]})",
-                                    _why_nowhere(cat, models[j], int(scale[j]), gpus, tput[j]))
+                                    _why_nowhere(cat, models[j], int(whole[j]), gpus, tput[j]))
         fastest = np.where(runnable, tput, 0.0).max(axis=1) if n else np.zeros(0)
         work = readonly(np.asarray(trace.iterations, dtype=np.float64))
         return cls(ids, models, tuple(trace.tenant), readonly(np.asarray(trace.arrival, dtype=np.float64)), scale,
@@ -616,7 +694,7 @@ class _Ledger:
             return float(self.fair_time[i] / self.active_time[i]) if self.active_time[i] > 0 else float("nan")
 
         return tuple(
-            JobRecord(id=self.ids[i], model=self.models[i], tenant=self.tenant[i], scale=int(self.scale[i]),
+            JobRecord(id=self.ids[i], model=self.models[i], tenant=self.tenant[i], scale=_scale(self.scale[i]),
                       weight=float(self.weight[i]), arrival=float(self.arrival[i]), finish=float(self.finish[i]),
                       iterations=float(self.work[i]), done_iterations=float(self.done[i]), fair_throughput=fair(i),
                       active_seconds=float(max(0.0, (self.finish[i] if np.isfinite(self.finish[i]) else now)
@@ -638,6 +716,11 @@ class _Ledger:
         alone = np.where(open_, np.maximum(self.arrival, t) + left / np.maximum(self.work / self.ideal, 1e-300), t)
         gpu_work = float(np.sum((left * self.ideal / self.work * self.scale)[open_]))
         return max(float(alone.max()) - t, gpu_work / max(capacity, 1))
+
+
+def _scale(s: float) -> int | float:
+    """A job's scale as recorded: an int for whole GPUs, the fraction for part of one GPU."""
+    return float(s) if s < 1 else int(s)
 
 
 def _why_nowhere(cat: Catalog, model: str, scale: int, gpus: dict[str, int], row: np.ndarray) -> str:
@@ -678,23 +761,28 @@ class _PairCache:
         key = act.tobytes()
         if key != self._key:
             self._key = key
-            self._pairs = self._cat.colocation_candidates([self._led.models[i] for i in act], self._led.scale[act],
-                                                          self._gpu_types, max_per_job=self._cfg.max_pairs_per_job)
+            scale = self._led.scale[act]
+            rows = np.flatnonzero(scale >= 1)  # jobs holding part of one GPU are not pair candidates
+            pj, pg, pt = self._cat.colocation_candidates([self._led.models[i] for i in act[rows]],
+                                                         scale[rows].astype(np.int64), self._gpu_types,
+                                                         max_per_job=self._cfg.max_pairs_per_job)
+            self._pairs = (rows[pj] if rows.size < len(act) else pj, pg, pt)
         return self._pairs
 
 
 def _round_record(index: int, jobs: _JobState, alloc: Allocation, out: RoundOutcome, capacity: int,
-                  cfg: SimConfig, solver_seconds: float) -> RoundRecord:
+                  cfg: SimConfig, solver_seconds: float, binding: Binding | None = None) -> RoundRecord:
     return RoundRecord(index=index, start=jobs.start, length=cfg.round_length, active_jobs=len(jobs.index),
                        placed_jobs=int(out.placed.sum()), utilization=float(alloc.utilization),
                        busy_gpu_seconds=out.busy_gpu_seconds,
                        capacity_gpu_seconds=float(capacity * cfg.round_length), solver_seconds=solver_seconds,
-                       status=str(alloc.status))
+                       status=str(alloc.status), migrations=0 if binding is None else binding.moved_jobs,
+                       split_gangs=0 if binding is None else binding.split_gangs)
 
 
 def simulate(
     trace: Trace,
-    cluster: str | Mapping[str, int],
+    cluster: str | Mapping[str, int] | Sequence[Any],
     policy: Policy | str,
     *,
     config: SimConfig | Mapping[str, Any] | None = None,
@@ -710,8 +798,11 @@ def simulate(
     ----------
     trace : fairshare.sim.traces.Trace
         Jobs with ``id``, ``arrival``, ``model``, ``scale``, ``iterations``, ``weight``, ``tenant``.
-    cluster : str or mapping
-        ``"V100=36,P100=36,K80=36"`` or ``{"V100": 36, ...}``.
+    cluster : str, mapping or list of nodes
+        ``"V100=36,P100=36,K80=36"`` or ``{"V100": 36, ...}``; or nodes (:func:`cluster_nodes`):
+        ``"36xV100:8,36xP100:4"``, a ``.json`` node file or a list of ``{"id", "gpu", "gpus"}``. With nodes,
+        every round's placements are bound to node ids and GPU indices (:func:`fairshare.binding.bind`, sticky
+        from round to round); a job whose GPUs change pays ``restart_overhead`` and counts as a migration.
     policy : Policy or str
         A policy object or a registered name (``policy_options`` are passed to its constructor).
     config : SimConfig or mapping, optional
@@ -739,7 +830,7 @@ def simulate(
     """
     t_wall = time.perf_counter()
     cfg = SimConfig.coerce(config, **options)
-    gpus = parse_cluster(cluster)
+    gpus, nodes = cluster_nodes(cluster)
     pol = get_policy(policy, **dict(policy_options or {})) if isinstance(policy, str) else policy
     if not isinstance(pol, Policy):
         raise InvalidInputError("policy", policy, "must be a registered name or an object with allocate(state)")
@@ -755,6 +846,7 @@ def simulate(
     active: list[int] = []
     nxt = n_finished = 0
     t = t0 = float(led.arrival[order[0]]) if n_all else 0.0
+    binding: Binding | None = None                           # the last round's, with nodes
     rounds: list[RoundRecord] = []
     bar = Progress(1.0, f"simulate {name or getattr(pol, 'name', 'policy')}", enabled=progress)
     per_round = 0.0                                          # running mean of recent wall seconds per round
@@ -774,7 +866,14 @@ def simulate(
         model = build_model(led.problem(act, gpus, pairs.get(act), cfg))
         alloc = pol.allocate(led.round_state(model, act, t, cfg))
         solver_s = time.perf_counter() - t_pol
-        out = _execute_round(alloc, jobs, cfg)
+        moved = None
+        if nodes:  # the second stage: node ids and GPU indices; a job whose GPUs changed restarts
+            before = {} if binding is None else binding.gpus_of()
+            binding = bind(alloc, nodes, binding)
+            now = binding.gpus_of()
+            moved = np.array([(j in before and j in now and set(now[j][1]) != set(before[j][1]))
+                              for j in (led.ids[i] for i in act)], dtype=bool)
+        out = _execute_round(alloc, jobs, cfg, moved)
         gone = led.book(act, out)
         n_finished += len(gone)
         if watched is not None and watch_left is not None:
@@ -782,7 +881,7 @@ def simulate(
         if len(gone):
             left = set(gone.tolist())
             active = [i for i in active if i not in left]
-        rounds.append(_round_record(len(rounds), jobs, alloc, out, capacity, cfg, solver_s))
+        rounds.append(_round_record(len(rounds), jobs, alloc, out, capacity, cfg, solver_s, binding if nodes else None))
         t += cfg.round_length
         spent = time.perf_counter() - t_round
         per_round = spent if len(rounds) == 1 else 0.9 * per_round + 0.1 * spent
@@ -794,7 +893,7 @@ def simulate(
                             catalog_provenance(cat, led.models, led.scale, tuple(gpus)))
 
 
-def check_run(trace: Trace, cluster: str | Mapping[str, int], catalog: Catalog | None = None,
+def check_run(trace: Trace, cluster: str | Mapping[str, int] | Sequence[Any], catalog: Catalog | None = None,
               config: SimConfig | Mapping[str, Any] | None = None) -> None:
     """Raise :class:`InvalidInputError` for what :func:`simulate` would refuse before its first round.
 
@@ -803,7 +902,7 @@ def check_run(trace: Trace, cluster: str | Mapping[str, int], catalog: Catalog |
     calls it once before starting worker processes.
     """
     cfg = SimConfig.coerce(config)
-    gpus = parse_cluster(cluster)
+    gpus, _ = cluster_nodes(cluster)
     cat = load_catalog() if catalog is None else catalog
     _check_gpu_types(cat, gpus)
     _check_length(_Ledger.of(trace, cat, gpus), cfg)
@@ -884,7 +983,7 @@ def catalog_provenance(cat: Catalog, models: tuple[str, ...], scales: np.ndarray
     """
     if not len(models):
         return {"sources": [], "figures": 0, "derived": 0}
-    keys = sorted({(m, int(sc)) for m, sc in zip(models, scales.tolist(), strict=True)})
+    keys = sorted({(m, max(1, math.ceil(sc))) for m, sc in zip(models, scales.tolist(), strict=True)})
     g = np.array([cat.gpu_index(x) for x in gpu_types], dtype=np.int64)
     used: set[int] = set()
     figures = derived = 0

@@ -78,8 +78,9 @@ class Trace:
         Arrival times in seconds, finite and >= 0.
     model : sequence of str
         Workload of each job (a catalog model name).
-    scale : array of int, shape (N,)
-        GPUs per job, >= 1.
+    scale : array of int or float, shape (N,)
+        GPUs per job: a whole number >= 1 (a gang), or a fraction ``0 < s < 1`` (a share of one GPU). Stored
+        as int64 when every job asks for whole GPUs, else float64.
     iterations : array of float, shape (N,)
         Total work of each job, finite and > 0.
     weight : array of float, shape (N,), optional
@@ -88,7 +89,7 @@ class Trace:
         Tenant of each job (default ``""``).
     gpus : array of float, shape (N,), optional
         GPUs each job asked for in the source trace, finite and > 0; may be a fraction of one GPU (default
-        ``scale``). The simulator schedules ``scale`` whole GPUs.
+        ``scale``). The simulator schedules ``scale``.
     censored : array of bool, shape (N,), optional
         The job was still running when the source trace ended: its ``iterations`` are a lower bound, and
         metrics leave it out of JCT (default all false).
@@ -159,8 +160,9 @@ class Trace:
         weight = np.ones(N) if self.weight is None else _float_array(self.weight, "weight", N)
         _check(weight, weight > 0, "weight", "must be finite and > 0")
         scale_f = _float_array(self.scale, "scale", N)
-        _check(scale_f, (scale_f >= 1) & (np.floor(scale_f) == scale_f) & (scale_f <= MAX_GPUS), "scale",
-               f"must be a positive integer <= {MAX_GPUS} (2**31)")
+        part = (scale_f > 0) & (scale_f < 1)
+        _check(scale_f, ((scale_f >= 1) & (np.floor(scale_f) == scale_f) & (scale_f <= MAX_GPUS)) | part, "scale",
+               f"must be a positive integer <= {MAX_GPUS} (2**31) or a fraction 0 < s < 1 (a share of one GPU)")
         gpus = scale_f.copy() if self.gpus is None else _float_array(self.gpus, "gpus", N)
         _check(gpus, (gpus > 0) & (gpus <= MAX_GPUS), "gpus", "must be finite, > 0 and <= 2**31")
         if self.censored is None:
@@ -181,7 +183,7 @@ class Trace:
         set_(self, "arrival", readonly(arrival))
         set_(self, "iterations", readonly(iterations))
         set_(self, "weight", readonly(weight))
-        set_(self, "scale", readonly(scale_f.astype(np.int64)))
+        set_(self, "scale", readonly(scale_f if part.any() else scale_f.astype(np.int64)))
         set_(self, "gpus", readonly(gpus))
         set_(self, "censored", readonly(censored.copy()))
 
@@ -227,7 +229,8 @@ class Trace:
         out = []
         for i in range(len(self)):
             rec: dict[str, Any] = {"id": self.id[i], "arrival": _plain_number(self.arrival[i]), "model": self.model[i],
-                                   "scale": int(self.scale[i]), "iterations": _plain_number(self.iterations[i]),
+                                   "scale": _plain_number(self.scale[i]),
+                                   "iterations": _plain_number(self.iterations[i]),
                                    "weight": _plain_number(self.weight[i]), "tenant": self.tenant[i]}
             if self.gpus[i] != self.scale[i]:
                 rec["gpus"] = _plain_number(self.gpus[i])
@@ -393,7 +396,7 @@ def _trace_from_rows(rows: list[_Row], catalog: Catalog | None) -> Trace:
     tenants: list[str] = []
     metas: list[dict[str, str]] = []
     arrival, iterations, weight = np.empty(N), np.empty(N), np.ones(N)
-    scale = np.empty(N, np.int64)
+    scale = np.empty(N)
     gpus = np.empty(N)
     censored = np.zeros(N, dtype=bool)
     known = None if catalog is None else set(catalog.models)
@@ -421,9 +424,10 @@ def _trace_from_rows(rows: list[_Row], catalog: Catalog | None) -> Trace:
         if known is not None and model not in known:
             raise bad("model", model, "unknown model (not in the catalog)")
         models.append(model)
-        s = _number(row["scale"], text, lambda x: 1 <= x <= MAX_GPUS and float(x).is_integer(),
-                    f"must be a positive integer <= {MAX_GPUS} (2**31)", bad, "scale")
-        scale[i] = int(s)
+        s = _number(row["scale"], text, lambda x: (1 <= x <= MAX_GPUS and float(x).is_integer()) or 0 < x < 1,
+                    f"must be a positive integer <= {MAX_GPUS} (2**31) or a fraction 0 < s < 1 (a share of one GPU)",
+                    bad, "scale")
+        scale[i] = s
         iterations[i] = _number(row["iterations"], text, lambda x: 0 < x <= MAX_ITERATIONS,
                                 f"must be a finite number > 0 (at most {MAX_ITERATIONS:g})", bad, "iterations")
         g = row.get("gpus")

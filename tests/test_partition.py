@@ -1,0 +1,156 @@
+"""fast on a split round (fairshare.methods.partition): feasible, deterministic, independent of the executor,
+with a bound that holds."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from hypothesis import given
+
+from fairshare import Engine, allocate
+from fairshare.errors import InvalidInputError
+from fairshare.formulation import build_model
+from fairshare.methods import partition
+from fairshare.methods.options import SolveOptions
+from fairshare.solvers import solve_lp
+from fairshare.testing.random_rounds import random_round
+from fairshare.testing.strategies import round_problems
+from fairshare.validators import allocation_violations, placement_violations
+
+
+@pytest.mark.parametrize(("n", "parts", "seed"), [(64, 2, 0), (256, 3, 1), (256, 4, 2), (512, 8, 3)])
+def test_merged_placement_is_feasible(n: int, parts: int, seed: int) -> None:
+    problem = random_round(n, seed=seed, epsilon=0.1)
+    a = allocate(problem, mode="fast", partitions=parts, seed=seed)
+    # capacity per type, each job in at most one placement, gangs whole, only runnable placements
+    assert allocation_violations(problem, a) == []
+    assert str(a.status) == "heuristic"
+    assert a.bound >= a.objective - 1e-6 * abs(a.objective)
+    assert "split into" in a.message
+
+
+def test_parts_partition_the_jobs_and_the_gpus() -> None:
+    model = build_model(random_round(300, seed=5))
+    parts = partition.split(model, 4, seed=7)
+    jobs = np.concatenate([p.jobs for p in parts])
+    assert len(jobs) == len(np.unique(jobs))  # no job in two parts
+    assert (sum(p.model.problem.capacity for p in parts) <= model.problem.capacity).all()
+    for p in parts:
+        # a part's columns are the full round's, with the same values and members
+        assert np.array_equal(p.model.value, model.value[p.columns])
+        assert np.array_equal(p.jobs[p.model.columns.job_a], model.columns.job_a[p.columns])
+        pair = p.model.columns.is_pair
+        assert np.array_equal(p.jobs[p.model.columns.job_b[pair]], model.columns.job_b[p.columns][pair])
+
+
+def test_matched_candidates_stay_together() -> None:
+    # the split keeps most of what co-location is worth: a random deal into 4 parts would keep a quarter of
+    # the candidates the whole round's LP uses; the matched deal keeps well over half of them
+    model = build_model(random_round(1024, seed=0))
+    c = model.columns
+    used = np.flatnonzero(c.is_pair & (solve_lp(model.tightened_lp()).x > 1e-6))
+    kept = set()
+    for p in partition.split(model, 4, seed=0):
+        kept |= set(p.columns.tolist())
+    assert len(set(used.tolist()) & kept) / len(used) > 0.5
+
+
+def test_deterministic_for_a_seed() -> None:
+    problem = random_round(256, seed=3)
+    a = allocate(problem, mode="fast", partitions=4, seed=11)
+    b = allocate(problem, mode="fast", partitions=4, seed=11)
+    assert a.objective == b.objective
+    assert [p.jobs for p in a.placements] == [p.jobs for p in b.placements]
+    splits = {tuple(np.sort(p.jobs).tolist()) for p in partition.split(build_model(problem), 4, seed=12)}
+    assert splits != {tuple(np.sort(p.jobs).tolist()) for p in partition.split(build_model(problem), 4, seed=11)}
+
+
+def test_independent_of_the_executor() -> None:
+    problem = random_round(512, seed=4, epsilon=0.2)
+    model = build_model(problem)
+    opts = SolveOptions(partitions=4, seed=2)
+    serial = partition.solve(model, opts)
+    with ThreadPoolExecutor(2) as threads:
+        threaded = partition.solve(model, opts, executor=threads)
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as procs, partition.parallel(procs):
+        pooled = allocate(problem, mode="fast", partitions=4, seed=2)
+    assert serial.x is not None and threaded.x is not None
+    assert np.array_equal(serial.x, threaded.x)
+    assert pooled.objective == pytest.approx(float(model.value @ serial.x) + model.obj_null, rel=1e-12)
+    assert placement_violations(model, serial.x) == []
+
+
+def test_dual_bound_is_the_lp_optimum_at_the_lp_duals() -> None:
+    model = build_model(random_round(256, seed=1))
+    out = solve_lp(model.tightened_lp())
+    n = model.problem.num_jobs
+    assert out.row_dual is not None
+    assert partition.dual_bound(model, out.row_dual[:n], out.row_dual[n:]) == pytest.approx(out.bound, rel=1e-9)
+
+
+@given(round_problems(max_jobs=10))
+def test_split_bound_holds_and_placement_is_feasible(problem) -> None:
+    model = build_model(problem)
+    merged = partition.solve_parts(model, SolveOptions(partitions=3))
+    assert placement_violations(model, merged.x) == []
+    exact = allocate(problem, mode="exact")
+    # the certified bound is above the optimum, the merged placement below it
+    assert merged.bound >= exact.value_gain - 1e-6 * max(1.0, abs(exact.value_gain))
+    assert float(model.value @ merged.x) <= exact.value_gain + 1e-6 * max(1.0, abs(exact.value_gain))
+
+
+def test_more_parts_than_jobs_or_gpus() -> None:
+    problem = random_round(12, seed=0)  # 8 GPUs
+    a = allocate(problem, mode="fast", partitions=50)
+    assert allocation_violations(problem, a) == []
+    assert a.placements  # the fill pass places jobs that sat out their (GPU-less) parts
+
+
+def test_partitions_option_is_checked_and_saved(tmp_path) -> None:
+    with pytest.raises(InvalidInputError, match=r"`partitions` = 0: must be an integer from 1"):
+        SolveOptions(partitions=0)
+    with pytest.raises(InvalidInputError, match=r"`partitions` = 2: applies to mode fast only"):
+        allocate(random_round(16, seed=0), mode="exact", partitions=2)
+    eng = Engine({"V100": 4, "K80": 4}, mode="fast", options={"partitions": 2})
+    eng.save(tmp_path / "state.json")
+    assert json.loads((tmp_path / "state.json").read_text())["options"]["partitions"] == 2
+    assert Engine.load(tmp_path / "state.json").options.partitions == 2
+
+
+def test_scale_and_profile_benchmark_run(tmp_path, monkeypatch) -> None:
+    # the code paths of `examples/bench_round.py --scale --profile` at a tiny size (child processes, pool);
+    # imported by name so that the spawned children can import it too
+    import importlib
+    from pathlib import Path
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "examples"))
+    bench = importlib.import_module("bench_round")
+    assert bench.main(["--scale", "--scale-sizes", "600", "--partitions", "2", "--profile", "300",
+                       "--out", str(tmp_path)]) == 0
+    scale = (tmp_path / "bench_round_scale.md").read_text()
+    assert "fast, 2 parts, pool of 2" in scale
+    rows = (tmp_path / "bench_round_scale.csv").read_text().splitlines()
+    assert len(rows) == 4  # header + whole, split, split on the pool
+    assert "| 300 | 1 |" in (tmp_path / "bench_round_profile.md").read_text()
+
+
+def test_tightened_bound_is_valid_and_tighter() -> None:
+    model = build_model(random_round(2048, seed=6))
+    lp_bound = solve_lp(model.tightened_lp()).bound
+    merged = partition.solve_parts(model, SolveOptions(partitions=4))
+    u = np.zeros(model.problem.num_jobs)
+    ys = []
+    for part, r in zip(merged.parts, merged.results):
+        assert r.row_dual is not None
+        u[part.jobs] = r.row_dual[: len(part.jobs)]
+        ys.append(r.row_dual[len(part.jobs):])
+    y = np.max(ys, axis=0)
+    loose = partition.dual_bound(model, u, y)
+    tight = partition.tighten_bound(model, u, y, np.random.default_rng(0))
+    assert lp_bound - 1e-6 * lp_bound <= tight < loose  # a bound (the LP optimum is below every bound), lower
+    assert merged.bound <= tight + 1e-9 * tight
+    assert tight <= 1.05 * lp_bound
