@@ -13,7 +13,8 @@ Setup
       not measured. Transformer, LM, Recommendation and A3C have no H200 data and never run there.
 
 Policies
-    fairshare (fast), fairshare with the ``remaining`` priority rule (``fairshare-remaining``), gavel, gavel
+    fairshare (fast, its default ``remaining`` priority rule), fairshare with every ``pi_j = 1``
+    (``fairshare-none``, the default before the priority measurement), gavel, gavel
     with space sharing (``gavel-ss``), las (Gavel's agnostic max-min), las-tiresias, ftf, gandiva-fair,
     max-throughput, fifo; fairshare (exact) only with ``--exact`` (its per-round MILP is too slow for the full grid on 2
     cores; see ``docs/results-comparison.md``).
@@ -82,7 +83,7 @@ H200_CLUSTER = "V100=36,P100=36,K80=36,H200=8"
 #: (label, registered policy, constructor options)
 POLICIES: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("fairshare", "fairshare", {"mode": "fast"}),
-    ("fairshare-remaining", "fairshare", {"mode": "fast", "priority": "remaining"}),
+    ("fairshare-none", "fairshare", {"mode": "fast", "priority": "none"}),
     ("gavel", "gavel", {}),
     ("gavel-ss", "gavel-ss", {}),
     ("las", "las", {}),

@@ -1,4 +1,4 @@
-"""Priority rules for the ``fairshare`` policy, measured on the main comparison's setting.
+r"""Priority rules for the ``fairshare`` policy, measured on the main comparison's setting.
 
 Each rule of :mod:`fairshare.priority` (``none``, ``remaining`` and ``finish-time`` with several exponents) runs
 as the ``fairshare`` policy (mode ``fast``) on the main comparison's traces (300 Gavel-recipe jobs per trace,
@@ -9,8 +9,10 @@ The winner is the default of the ``fairshare`` policy and the Engine (docs/resul
 
 Usage::
 
-    python examples/priority_rules.py                 # full: 10 rules x 3 settings x 2 epsilons x 3 seeds
+    python examples/priority_rules.py                 # full: 8 rules x 3 settings x 2 epsilons x 3 seeds
     python examples/priority_rules.py --quick         # smoke test: 2 rules, 20 jobs, one seed
+    python examples/priority_rules.py --rules none "remaining p=1" --epsilons 0 0.25 0.5 --loads 4 \
+        --name priority_rules_eps                     # two rules along epsilon, for the trade-off figure
 """
 
 from __future__ import annotations
@@ -78,8 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--rules", nargs="+", default=None, help="labels of the rules to run (default: all)")
     ap.add_argument("--epsilons", nargs="+", type=float, default=[0.0, 0.5])
+    ap.add_argument("--loads", nargs="+", type=float, default=[2.0, 4.0],
+                    help="loads of het108 in jobs/h (het108+h200 runs at the highest)")
+    ap.add_argument("--name", default="priority_rules", help="stem of the output files (default priority_rules)")
     args = ap.parse_args(argv)
-    args.num_jobs, args.loads, args.seeds, args.max_rounds = 300, [2.0, 4.0], [0, 1, 2], None
+    args.num_jobs, args.seeds, args.max_rounds = 300, [0, 1, 2], None
     args.no_h200 = False
     if args.quick:
         args.num_jobs, args.loads, args.seeds, args.max_rounds, args.no_h200 = 20, [6.0], [0], 40, True
@@ -97,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for (cname, label, load, eps), ms in by_key.items():
         rows.append({"cluster": cname, "load": load, "epsilon": eps, "rule": label,
                      **{f: float(np.mean([m[f] for m in ms])) for f in FIELDS}})
-    path = args.out / "priority_rules.csv"
+    path = args.out / f"{args.name}.csv"
     with path.open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
@@ -108,9 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines.append(f"| {r['cluster']} | {r['load']:g} | {r['epsilon']:g} | {r['rule']} | {r['mean_jct_h']:.2f} | "
                      f"{100 * r['unfair_fraction']:.1f} % | {r['max_rho']:.2f} | {r['jain']:.3f} | "
                      f"{r['utilization']:.3f} | {r['mean_solver_ms']:.1f} |")
-    (args.out / "priority_rules.md").write_text("\n".join(lines) + "\n")
+    (args.out / f"{args.name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
-    print(f"[priority_rules] wrote {path} and priority_rules.md in {time.perf_counter() - t0:.0f} s", flush=True)
+    print(f"[priority_rules] wrote {path} and {args.name}.md in {time.perf_counter() - t0:.0f} s", flush=True)
     return 0
 
 

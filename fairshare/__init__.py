@@ -10,8 +10,14 @@ One round
     RoundProblem        The validated round: cluster, jobs, co-location candidates, fairness knobs.
     Allocation          The answer: status, objective, E, E/C, shortfall, gap, placements, per-job results.
     Placement, Status   One placement of an allocation; how the round was solved.
+    SharedGpu           One GPU shared by part-of-a-GPU jobs (``Allocation.shared_gpus``); pack_shares packs
+                        fractional requests onto whole GPUs.
 Round after round
     Engine              Plans rounds, carries deficits, saves and loads its state atomically.
+    priority_rule       A priority rule by name (``"remaining"``, the default; ``"none"``, ``"finish-time"``).
+Nodes and GPU indices
+    bind                Binds a round's placements to nodes and GPU indices, sticky from the previous binding;
+                        Node (one node), Binding and BoundPlacement (the result).
 Fairness and the model
     fair_share          The fair share in space (weighted water-filling); :class:`FairShare` its result.
     next_deficit        The fairness carried in time: ``max(0, D + 1 - epsilon - rho)``.
@@ -45,7 +51,7 @@ import importlib
 from typing import Any
 
 from fairshare.allocate import MODES, Mode, SolveOptions, allocate, solve_model
-from fairshare.allocation import Allocation, Placement, Status
+from fairshare.allocation import Allocation, Placement, SharedGpu, Status
 from fairshare.engine import Engine
 from fairshare.errors import FairshareError, InvalidInputError, PolicyError, SolverError
 from fairshare.fair_share import FairShare, fair_share, next_deficit
@@ -63,11 +69,13 @@ _LAZY = {
     "import_trace": "fairshare.sim.importers", "CsvColumns": "fairshare.sim.importers",
     "ImportResult": "fairshare.sim.importers", "metrics_by_duration_class": "fairshare.sim.metrics",
     "inspect_file": "fairshare.sim.catalog", "CatalogFileInfo": "fairshare.sim.catalog",
+    "bind": "fairshare.binding", "Node": "fairshare.binding", "Binding": "fairshare.binding",
+    "BoundPlacement": "fairshare.binding", "pack_shares": "fairshare.packing", "priority_rule": "fairshare.priority",
 }
 
 __all__ = [
     "MODES", "Allocation", "Engine", "FairShare", "FairshareError", "InvalidInputError", "Mode", "Placement",
-    "PolicyError", "RoundModel", "RoundProblem", "SolveOptions", "SolverError", "Status", "allocate",
+    "PolicyError", "RoundModel", "RoundProblem", "SharedGpu", "SolveOptions", "SolverError", "Status", "allocate",
     "build_model", "fair_share", "next_deficit", "solve_model", *sorted(_LAZY),
 ]
 __version__ = "0.2.0"

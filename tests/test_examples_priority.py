@@ -1,9 +1,10 @@
-"""Smoke tests of examples/priority_rules.py and examples/priority_tradeoff.py at ``--quick`` size."""
+"""Smoke tests of examples/priority_rules.py, priority_tradeoff.py and worst_jobs.py at ``--quick`` size."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from _examples import PNG, load_example, read_csv
@@ -54,3 +55,37 @@ def test_tradeoff_refuses_a_setting_with_no_rows(rules_out: Path, tmp_path: Path
                                                 str(rules_out / "priority_rules.csv"), "--settings", "nowhere@1",
                                                 "--out", str(tmp_path / "o")])
     assert e.value.code == 2
+
+
+def _job(scale: int = 1, finish: float = 7200.0) -> SimpleNamespace:
+    # 3,600 iterations at 1 it/s fair throughput: ideal 1 h; finish at 2 h gives rho 2.
+    return SimpleNamespace(id="j", model="m", scale=scale, arrival=0.0, finish=finish, iterations=3600.0,
+                           fair_throughput=1.0)
+
+
+@pytest.mark.parametrize(("job", "history", "cause"), [
+    # waited 3,500 s for its first round, then ran at its fair share: the wait explains it all
+    (_job(finish=7200.0), [(3500.0, True, 1.0, 0.0)], "boundary"),
+    # a gang left out of a round while active
+    (_job(scale=4), [(0.0, True, 1.0, 0.0), (360.0, False, 0.0, 0.5)], "gang"),
+    # placed every round but finished owing
+    (_job(), [(0.0, True, 0.5, 0.0), (360.0, True, 0.5, 0.4)], "unpaid"),
+    # placed every round below its fair progress, nothing owed at the end
+    (_job(), [(0.0, True, 0.5, 0.0), (360.0, True, 0.5, 0.0)], "shared"),
+])
+def test_worst_jobs_explains_each_cause(job: SimpleNamespace, history: list, cause: str) -> None:
+    row = load_example("worst_jobs").explain(job, history, 360.0)
+    assert row["cause"] == cause
+    assert row["rho"] == pytest.approx((job.finish - job.arrival) / 3600.0)
+
+
+def test_worst_jobs_quick_writes_consistent_tables(tmp_path: Path) -> None:
+    mod = load_example("worst_jobs")
+    assert mod.main(["--quick", "--out", str(tmp_path)]) == 0
+    rows = read_csv(tmp_path / "worst_jobs.csv")
+    md = (tmp_path / "worst_jobs.md").read_text()
+    for r in rows:
+        assert float(r["rho"]) > 1.05
+        assert r["cause"] in mod.CAUSES
+    counts = {c: sum(r["cause"] == c for r in rows) for c in mod.CAUSES}
+    assert "causes: " + ", ".join(f"{c} {n}" for c, n in counts.items()) + f" (of {len(rows)} unfair jobs)" in md

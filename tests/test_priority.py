@@ -212,8 +212,25 @@ def test_fairshare_policy_priority_option_uses_the_jobs_state():
     state = RoundState(problem=p, model=model, time=0.0, round_length=360.0, arrival=np.zeros(2),
                        attained_service=np.zeros(2), received=np.zeros((2, 2)), done_iterations=np.zeros(2),
                        remaining_iterations=np.array([1e6, 10.0]))
-    none = get_policy("fairshare", mode="exact").allocate(state)
+    none = get_policy("fairshare", mode="exact", priority="none").allocate(state)
     rem = get_policy("fairshare", mode="exact", priority="remaining").allocate(state)
     assert {q.jobs[0]: q.gpu for q in none.placements}["a"] == "V100"
     assert {q.jobs[0]: q.gpu for q in rem.placements}["b"] == "V100"
     assert rem.efficiency < none.efficiency  # the plain E is reported, and is lower for the prioritised plan
+    # the policy's default rule is `remaining` (docs/results-priority.md): same placement as asked explicitly
+    default = get_policy("fairshare", mode="exact").allocate(state)
+    assert [(q.jobs, q.gpu) for q in default.placements] == [(q.jobs, q.gpu) for q in rem.placements]
+
+
+def test_engine_default_rule_is_remaining_and_without_job_state_places_as_none():
+    eng = Engine({"V100": 1, "K80": 1})
+    assert eng.state()["priority"] == {"rule": "remaining", "exponent": 1.0, "clip": [0.05, 20.0]}
+    jobs = [{"id": "a", "scale": 1, "throughput": {"V100": 4.0, "K80": 1.0}},
+            {"id": "b", "scale": 1, "throughput": {"V100": 2.0, "K80": 1.5}}]
+    # no remaining_iterations: every pi_j is 1, so the default plans exactly as the rule none
+    assert eng.problem(jobs).priority.tolist() == [1.0, 1.0]
+    plain = Engine({"V100": 1, "K80": 1}, priority="none")
+    assert eng.plan(jobs).to_dict()["placements"] == plain.plan(jobs).to_dict()["placements"]
+    # with it, the job closer to done gets the larger priority
+    rem = eng.problem([{**jobs[0], "remaining_iterations": 1e6}, {**jobs[1], "remaining_iterations": 10.0}])
+    assert rem.priority[1] > rem.priority[0]

@@ -50,7 +50,8 @@ class FairsharePolicy(Policy):
     options : dict
         :class:`~fairshare.allocate.SolveOptions` fields (``time_limit``, ``polish_seconds``, ...).
     priority : str, rule or callable
-        The priority rule (:func:`fairshare.priority.priority_rule`); ``"none"``: every ``pi_j = 1``.
+        The priority rule (:func:`fairshare.priority.priority_rule`). Default ``"remaining"`` (shortest
+        remaining work first, the winner of docs/results-priority.md); ``"none"``: every ``pi_j = 1``.
     priority_exponent, priority_clip : optional
         Parameters of a named rule (``exponent``, ``clip``); ``None``: the rule's defaults.
     """
@@ -59,7 +60,7 @@ class FairsharePolicy(Policy):
     epsilon: float | None = None
     heterogeneity_aware: bool = True
     options: dict[str, Any] = field(default_factory=dict)
-    priority: Any = "none"
+    priority: Any = "remaining"
     priority_exponent: float | None = None
     priority_clip: tuple[float, float] | None = None
     _rule: PriorityRule = field(init=False, repr=False, compare=False, default=NoPriority())
