@@ -163,7 +163,7 @@ def _run(args: Namespace, policies: list[str]) -> int:
         sim = {"round_length": args.round_length, "epsilon": args.epsilon, "restart_overhead": args.restart_overhead,
                "max_pairs_per_job": args.max_pairs, "colocation": not args.no_colocation,
                "progress": None if len(policies) == 1 else False, "max_rounds": args.max_rounds,
-               "until": None if args.until is None else args.until * 3600.0}
+               "until": None if args.until is None else args.until * 3600.0, "starts": args.starts}
         if name == "fairshare" and "mode" not in opts and args.mode:
             opts["mode"] = args.mode
         if name == "fairshare" and "priority" not in opts and args.priority:
@@ -211,7 +211,8 @@ def _preflight(args: Namespace, trace: dict[str, Any], cat: Any, cluster: str) -
 
     try:
         cfg = SimConfig(round_length=args.round_length, epsilon=args.epsilon, restart_overhead=args.restart_overhead,
-                        max_rounds=args.max_rounds, until=None if args.until is None else args.until * 3600.0)
+                        max_rounds=args.max_rounds, until=None if args.until is None else args.until * 3600.0,
+                        starts=args.starts)
     except InvalidInputError as exc:
         raise InvalidInputError(f"--{exc.field.replace('_', '-')}", exc.value, exc.reason) from None
     if "path" in trace:
@@ -353,6 +354,9 @@ def _common(p: ArgumentParser) -> None:
     sim.add_argument("--until", type=float, default=None, metavar="HOURS",
                      help="horizon: start no round after this simulated time; unfinished jobs are counted apart")
     sim.add_argument("--max-rounds", type=int, default=None, metavar="N", help="stop after N rounds")
+    sim.add_argument("--starts", choices=("round", "idle"), default="round",
+                     help="when jobs start: only at round boundaries (round, default), or also between them on "
+                          "idle GPUs, at every arrival and finish (idle)")
     outg = p.add_argument_group("output")
     outg.add_argument("--out", default="results", help="output folder (default results/)")
     outg.add_argument("--no-plots", action="store_true", help="skip the PNG figures")

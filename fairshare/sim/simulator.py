@@ -14,13 +14,21 @@ Each round of length Δ (default 360 s):
    running counts as a change). A job whose work runs out inside the round finishes at that exact time; its
    GPUs are idle for the rest of the round, and a co-located partner keeps its co-located throughput (the
    simulator does not re-plan inside a round).
+   With ``starts="idle"`` (:class:`SimConfig`; the default ``"round"`` is the rule above) jobs also start
+   inside the round: at every arrival and every finish, the waiting jobs (the round's jobs the plan did not
+   place, then the round's arrivals, in arrival order) start one by one, alone, on the type with the highest
+   throughput for them among those with enough idle GPUs (a gang's ``scale`` GPUs of one type, a part of a
+   GPU its share class), pay ``restart_overhead`` and run until their work runs out or the round ends. The
+   plan's placements are not changed. With nodes such starts are per type, not bound to nodes.
 5. Deficits are updated with the progress actually delivered, ``rho_j = (work done in the round / Δ) /
    Tfair_j`` (spec round-problem.md section 4), for jobs that are still active; finished jobs leave. With
    ``carry_deficits=False`` deficits stay 0 (spatial-only fairness, an ablation).
 
 The options of a run are a :class:`SimConfig`. Step 4 and the deficit update of step 5 are the pure function
-``_execute_round(plan, jobs, config) -> RoundOutcome``; :func:`simulate` only admits jobs, builds each round,
-asks the policy and books the outcome.
+``_execute_round(plan, jobs, config) -> RoundOutcome``, and the starts between boundaries
+``_between_rounds``; :func:`simulate` only admits jobs, builds each round, asks the policy and books the
+outcome. A job that arrived inside a round counts as in the system from its arrival with ``starts="idle"``,
+with its fair share among the jobs present then (``docs/metrics.md``, "Starts between rounds").
 
 A run stops when every job has finished, or at a horizon: ``until`` (no round starts at or after that
 simulated time) or ``max_rounds``; jobs not finished then keep ``finish = nan`` and are counted as unfinished.
@@ -36,6 +44,7 @@ here; policies break ties by job order, which is the trace's order).
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import re
@@ -52,8 +61,9 @@ from fairshare.allocation import Allocation
 from fairshare.binding import MAX_NODE_GPUS, Binding, Node, bind, gpus_of_nodes, parse_nodes
 from fairshare.documents import MAX_JSON_BYTES, read_json
 from fairshare.errors import InvalidInputError, PolicyError
-from fairshare.fair_share import next_deficit
+from fairshare.fair_share import fair_share, next_deficit
 from fairshare.formulation import RoundModel, build_model
+from fairshare.packing import share_classes
 from fairshare.policies.base import Policy, RoundState, get_policy
 from fairshare.problem import MAX_GPUS, RoundProblem
 from fairshare.sim.catalog import Catalog, load_catalog
@@ -62,8 +72,9 @@ from fairshare.sim.progress import Progress
 from fairshare.sim.records import JobRecord, RoundRecord
 from fairshare.sim.traces import MAX_ARRIVAL, Trace
 
-__all__ = ["ROUND_LENGTH_RANGE", "ROUND_LIMIT", "RoundOutcome", "SimConfig", "SimulationResult", "catalog_provenance",
-           "check_run", "cluster_nodes", "parse_cluster", "parse_nodes_spec", "records_json", "simulate"]
+__all__ = ["ROUND_LENGTH_RANGE", "ROUND_LIMIT", "STARTS", "GpuHold", "RoundOutcome", "SimConfig", "SimulationResult",
+           "catalog_provenance", "check_run", "cluster_nodes", "parse_cluster", "parse_nodes_spec", "records_json",
+           "simulate"]
 
 
 _NODE_GROUP = re.compile(r"\s*(\d{1,9})\s*[xX]\s*([^:=,]+?)\s*:\s*(\d{1,9})\s*")
@@ -175,6 +186,10 @@ over its fastest throughput, divided by the round length) is refused before it s
 (``until``, ``max_rounds``) cuts it shorter. It would otherwise run for hours or days of wall time."""
 
 
+STARTS = ("round", "idle")
+"""Values of :attr:`SimConfig.starts`: jobs start only at round boundaries, or also on idle GPUs between them."""
+
+
 def _is_count(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
@@ -208,6 +223,11 @@ class SimConfig:
         Job ids: stop at the end of the round in which the last of them finishes, however many other jobs are
         still active (they keep ``finish = nan``). This is how a steady-state window is measured on a
         continuous trace, e.g. Gavel's mean JCT of jobs 4000-5000 while later jobs keep arriving.
+    starts : {"round", "idle"}
+        When a job may start. ``"round"`` (default): only at round boundaries, when the policy plans. ``"idle"``:
+        also between boundaries: at every arrival or finish inside a round, waiting jobs start on idle GPUs
+        that fit them (in arrival order, each alone on its fastest idle type) and run until the next boundary,
+        where the policy re-plans every job as before (see :func:`simulate`).
 
     Raises
     ------
@@ -235,6 +255,7 @@ class SimConfig:
     max_rounds: int | None = None
     stop_when_finished: tuple[str, ...] | None = None
     until: float | None = None
+    starts: str = "round"
 
     def __post_init__(self) -> None:
         """Validate every option; store the numbers as floats and ``stop_when_finished`` as a tuple."""
@@ -266,6 +287,8 @@ class SimConfig:
                 raise InvalidInputError("until", clip(self.until),
                                         f"must be a number of seconds > 0 and <= {MAX_ARRIVAL:g}, or None")
             set_(self, "until", float(self.until))
+        if self.starts not in STARTS:
+            raise InvalidInputError("starts", clip(self.starts), f"must be one of {', '.join(map(repr, STARTS))}")
         watch = self.stop_when_finished
         if watch is not None:
             if isinstance(watch, str) or not isinstance(watch, Iterable):
@@ -316,6 +339,34 @@ def _known_fields(kw: dict[str, Any]) -> dict[str, Any]:
     return kw
 
 
+@dataclass(frozen=True, slots=True)
+class GpuHold:
+    """GPUs of one type held by one placement for a stretch of time (``simulate(..., record_holds=True)``).
+
+    Attributes
+    ----------
+    jobs : tuple of str
+        The job ids of the placement (two for a co-located pair, which shares its GPUs).
+    gpu : str
+        GPU type.
+    gpus : float
+        GPUs held: the gang size, or the share class (``1/2^k``) of a job holding part of one GPU, as in the
+        capacity row of the round problem.
+    start, end : float
+        Simulated seconds: from when the GPUs were taken (a round boundary, or a start between rounds) until
+        the placement's last member finished or the round ended. The restart overhead is inside.
+    between_rounds : bool
+        Started between round boundaries (``SimConfig.starts == "idle"``), not by the policy's plan.
+    """
+
+    jobs: tuple[str, ...]
+    gpu: str
+    gpus: float
+    start: float
+    end: float
+    between_rounds: bool = False
+
+
 @dataclass(frozen=True)
 class SimulationResult:
     """Records of one simulation run.
@@ -338,6 +389,9 @@ class SimulationResult:
         Provenance of the throughput figures the run could use (:func:`catalog_provenance`): ``sources``
         (name, kind) and how many of the ``figures`` (alone entries of the trace's models and scales on the
         cluster's types) are ``derived``.
+    holds : tuple of GpuHold
+        Every time a placement held GPUs, in the order they were taken; empty unless
+        ``simulate(..., record_holds=True)``. Not part of :meth:`to_dict` (records files do not carry them).
     """
 
     policy: str
@@ -348,6 +402,7 @@ class SimulationResult:
     cluster: dict[str, int] = field(default_factory=dict)
     policy_options: dict[str, Any] = field(default_factory=dict)
     catalog: dict[str, Any] = field(default_factory=dict)
+    holds: tuple[GpuHold, ...] = ()
 
     def metrics(self) -> RunMetrics:
         """:class:`fairshare.sim.metrics.RunMetrics` of this run."""
@@ -580,6 +635,167 @@ def _busy_gpu_seconds(placed: np.ndarray, partner: np.ndarray, busy: np.ndarray,
 
 
 # ----------------------------------------------------------------------------------------------------------
+# Starts between round boundaries (SimConfig.starts == "idle")
+# ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _LateStarts:
+    """Jobs that arrived inside a round (``starts="idle"``): arrays over them, in arrival order.
+
+    ``gpu`` is the type a job started on (-1: it did not start), ``run_seconds`` the seconds it computed,
+    ``done`` its iterations, ``finished``/``stop`` whether and when its work ran out, ``life`` its seconds in the
+    system up to the round's end (or its finish) and ``fair_throughput`` its fair share among the jobs present
+    when it arrived.
+    """
+
+    index: np.ndarray
+    gpu: np.ndarray
+    run_seconds: np.ndarray
+    done: np.ndarray
+    finished: np.ndarray
+    stop: np.ndarray
+    life: np.ndarray
+    fair_throughput: np.ndarray
+
+
+def _plan_holds(plan: _Plan, jobs: _JobState, out: RoundOutcome, size: np.ndarray,
+                end: float) -> list[tuple[float, int, float, tuple[int, ...]]]:
+    """``(release time, type, GPUs, trace positions)`` of each placement of the plan, in trace order.
+
+    A placement holds its GPUs from the round's start until its last member stops (``end`` if it did not
+    finish); a pair is listed once, at its first member.
+    """
+    placed = out.placed
+    partner = np.asarray(plan.job_partner, dtype=np.int64)
+    stop = np.where(out.finished, out.end, end)
+    holds = []
+    for k in np.flatnonzero(placed).tolist():
+        p = int(partner[k])
+        members = (k,) if p < 0 or not placed[p] else (k, p)
+        if len(members) == 2 and p < k:
+            continue
+        rows = [jobs.index[m] for m in members]
+        holds.append((max(float(stop[m]) for m in members), int(out.key[k, 0]),
+                      max(float(size[i]) for i in rows), tuple(int(i) for i in rows)))
+    return holds
+
+
+def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcome, cfg: SimConfig,
+                    gpus: dict[str, int], size: np.ndarray, arriving: np.ndarray,
+                    log: list[GpuHold] | None) -> tuple[RoundOutcome, _LateStarts | None]:
+    """Start waiting jobs on idle GPUs inside the round ``[jobs.start, jobs.start + Δ)`` (``starts="idle"``).
+
+    The plan's placements run as :func:`_execute_round` computed (``out``); their GPUs free up when the
+    placement's last member finishes. At every time inside the round when a job arrives (``arriving``: trace
+    positions in arrival order) or a job finishes, the waiting jobs (the round's jobs the plan did not place,
+    then the arrivals, in order of arrival, ties in trace order) are tried in turn: a job starts at once, alone,
+    on the type with the highest throughput for it among those with enough idle GPUs (``size``: its gang, or its
+    share class), pays ``restart_overhead`` (it was not running) and runs at that throughput until its work runs
+    out or the round ends. A job that does not fit does not hold back later ones. Capacity is counted per type.
+
+    Returns the round's outcome with the round's own jobs that started in between added (placed, on their type
+    alone; ``done``, ``run_seconds``, ``end``, ``life`` and the deficit update include that work, and the busy
+    GPU-seconds include every start in between) and, with ``starts="idle"``, what happened to ``arriving``.
+    With ``log``, every hold of GPUs in the round is appended to it (also with ``starts="round"``).
+    """
+    t0 = jobs.start
+    end = t0 + cfg.round_length
+    names = tuple(gpus)
+    free = np.array(list(gpus.values()), dtype=np.float64)
+    releases: list[tuple[float, int, float]] = []
+    for stop, g, n, members in _plan_holds(plan, jobs, out, size, end):
+        free[g] -= n
+        if stop < end:
+            releases.append((stop, g, n))
+        if log is not None:
+            log.append(GpuHold(tuple(led.ids[i] for i in members), names[g], n, t0, stop))
+    if cfg.starts != "idle":
+        return out, None
+    heapq.heapify(releases)
+    row_of = {int(i): k for k, i in enumerate(jobs.index.tolist())}
+    waiting = sorted((int(i) for i in jobs.index[~out.placed]), key=lambda i: (led.arrival[i], i))
+    gone_at = {int(jobs.index[k]): float(out.end[k]) for k in np.flatnonzero(out.finished).tolist()}
+    started: dict[int, tuple[int, float, float, float, bool, float]] = {}  # i: (type, at, run s, done, fin, stop)
+    fair_at: dict[int, float] = {}
+    n_in, nxt = len(arriving), 0
+    overhead = cfg.restart_overhead
+    while True:
+        now = min(releases[0][0] if releases else math.inf,
+                  float(led.arrival[arriving[nxt]]) if nxt < n_in else math.inf)
+        if now >= end:
+            break
+        while releases and releases[0][0] <= now:
+            _, g, n = heapq.heappop(releases)
+            free[g] += n
+        new = []
+        while nxt < n_in and led.arrival[arriving[nxt]] <= now:
+            new.append(int(arriving[nxt]))
+            nxt += 1
+        if new:
+            present = [int(i) for i in jobs.index.tolist() if gone_at.get(int(i), math.inf) > now]
+            present += [int(i) for i in arriving[:nxt].tolist() if gone_at.get(int(i), math.inf) > now]
+            rows = np.array(sorted(present), dtype=np.int64)
+            tfair = fair_share(led.problem(rows, gpus, _PairCache._none(), cfg)).throughput
+            fair_at.update({i: float(tfair[int(np.searchsorted(rows, i))]) for i in new})
+            waiting += new
+        still = []
+        for i in waiting:
+            fits = (led.throughput[i] > 0) & (free >= size[i])
+            if not fits.any():
+                still.append(i)
+                continue
+            g = int(np.argmax(np.where(fits, led.throughput[i], -1.0)))
+            tau = float(led.throughput[i, g])
+            remaining = float(led.work[i] - led.done[i])
+            avail = max(0.0, end - now - overhead)
+            need = remaining / tau
+            # as in _execute_round: work that runs out within floating-point noise of the round's end finishes
+            finished = need <= avail * (1.0 + 1e-12) + 1e-9 * float(led.work[i]) / tau
+            run = min(need, avail) if finished else avail
+            stop = now + overhead + run if finished else end
+            started[i] = (g, now, run, remaining if finished else tau * run, finished, stop)
+            free[g] -= size[i]
+            if finished:
+                gone_at[i] = stop
+                if stop < end:
+                    heapq.heappush(releases, (stop, g, float(size[i])))
+            if log is not None:
+                log.append(GpuHold((led.ids[i],), names[g], float(size[i]), now, stop, True))
+        waiting = still
+    busy = out.busy_gpu_seconds
+    for i, (_, at, _, _, _, stop) in started.items():  # in order of start: reproducible to the last bit
+        busy += float(led.scale[i]) * (stop - at)
+    mine = [(row_of[i], v) for i, v in started.items() if i in row_of]
+    if mine:
+        ks = np.array([k for k, _ in mine], dtype=np.int64)
+        placed, finished, end_, done = out.placed.copy(), out.finished.copy(), out.end.copy(), out.done.copy()
+        run_s, key, life, deficit = out.run_seconds.copy(), out.key.copy(), out.life.copy(), out.deficit.copy()
+        for k, (g, _, run, did, fin, stop) in mine:
+            placed[k], finished[k], done[k], run_s[k], key[k] = True, fin, did, run, (g, -1)
+            end_[k] = stop
+            life[k] = stop - t0 if fin else cfg.round_length
+        if cfg.carry_deficits:
+            deficit[ks] = next_deficit(jobs.deficit[ks], cfg.epsilon,
+                                       (done[ks] / cfg.round_length) / out.fair_throughput[ks])
+        out = replace(out, placed=placed, finished=finished, end=end_, done=done, run_seconds=run_s, key=key,
+                      life=life, deficit=deficit, busy_gpu_seconds=busy)
+    else:
+        out = replace(out, busy_gpu_seconds=busy)
+    n = len(arriving)
+    late = _LateStarts(index=np.asarray(arriving, dtype=np.int64), gpu=np.full(n, -1, np.int64),
+                       run_seconds=np.zeros(n), done=np.zeros(n), finished=np.zeros(n, bool), stop=np.full(n, end),
+                       life=np.zeros(n), fair_throughput=np.zeros(n))
+    for m, i in enumerate(arriving.tolist()):
+        if i in started:
+            g, _, run, did, fin, stop = started[i]
+            late.gpu[m], late.run_seconds[m], late.done[m], late.finished[m], late.stop[m] = g, run, did, fin, stop
+        late.life[m] = late.stop[m] - led.arrival[i]
+        late.fair_throughput[m] = fair_at[i]
+    return out, late
+
+
+# ----------------------------------------------------------------------------------------------------------
 # The run: per-job ledger, co-location candidates, the loop
 # ----------------------------------------------------------------------------------------------------------
 
@@ -688,6 +904,25 @@ class _Ledger:
         self.finish[gone] = out.end[out.finished]
         return gone
 
+    def book_late(self, late: _LateStarts) -> np.ndarray:
+        """Add what jobs that arrived inside a round did before its end (``starts="idle"``).
+
+        Their time in the system counts from arrival with the fair share they had then; a job that started keeps
+        its type as its previous placement (alone), so the next round charges no overhead if it stays there.
+        Their deficits stay 0 (like a job waiting for its first round). Returns the jobs that finished.
+        """
+        i = late.index
+        self.fair_time[i] += late.fair_throughput * late.life
+        self.active_time[i] += late.life
+        self.done[i] += late.done
+        self.attained[i] += self.scale[i] * late.run_seconds
+        ran = late.gpu >= 0
+        np.add.at(self.received, (i[ran], late.gpu[ran]), late.run_seconds[ran])
+        self.prev_key[i[ran]] = np.column_stack([late.gpu[ran], np.full(int(ran.sum()), -1, np.int64)])
+        gone = i[late.finished]
+        self.finish[gone] = late.stop[late.finished]
+        return gone
+
     def records(self, now: float) -> tuple[JobRecord, ...]:
         """One record per job; an unfinished job's ``active_seconds`` run to ``now``."""
         def fair(i: int) -> float:
@@ -790,6 +1025,7 @@ def simulate(
     policy_options: Mapping[str, Any] | None = None,
     name: str | None = None,
     progress: bool | None = None,
+    record_holds: bool = False,
     **options: Any,
 ) -> SimulationResult:
     """Replay ``trace`` on ``cluster`` with ``policy`` (see the module documentation).
@@ -816,6 +1052,10 @@ def simulate(
         Display name of the policy in the result.
     progress : bool, optional
         Progress bar on stderr for runs longer than a few seconds (default on; False silences it).
+    record_holds : bool
+        Keep every hold of GPUs (:class:`GpuHold`) in :attr:`SimulationResult.holds`, e.g. to check that no
+        type is over capacity at any time or to read when a job first started (default False: they cost memory
+        on long runs).
     **options
         Fields of :class:`SimConfig`.
 
@@ -850,11 +1090,16 @@ def simulate(
     rounds: list[RoundRecord] = []
     bar = Progress(1.0, f"simulate {name or getattr(pol, 'name', 'policy')}", enabled=progress)
     per_round = 0.0                                          # running mean of recent wall seconds per round
+    size = share_classes(led.scale) if led.scale.dtype.kind == "f" else led.scale.astype(np.float64)
+    holds: list[GpuHold] | None = [] if record_holds else None
+    between = cfg.starts == "idle" or holds is not None
+    arrivals = led.arrival[order]                           # ascending
     while n_finished < n_all and (cfg.max_rounds is None or len(rounds) < cfg.max_rounds) and watch_left != 0:
         if cfg.until is not None and t >= cfg.until:
             break
         while nxt < n_all and led.arrival[order[nxt]] <= t:
-            active.append(int(order[nxt]))
+            if np.isnan(led.finish[order[nxt]]):  # not already finished between rounds
+                active.append(int(order[nxt]))
             nxt += 1
         if not active:
             t = float(led.arrival[order[nxt]])
@@ -874,7 +1119,14 @@ def simulate(
             moved = np.array([(j in before and j in now and set(now[j][1]) != set(before[j][1]))
                               for j in (led.ids[i] for i in act)], dtype=bool)
         out = _execute_round(alloc, jobs, cfg, moved)
+        late = None
+        if between:
+            last = int(np.searchsorted(arrivals, t + cfg.round_length, side="left"))
+            arriving = order[nxt:last] if cfg.starts == "idle" else order[:0]
+            out, late = _between_rounds(led, jobs, alloc, out, cfg, gpus, size, arriving, holds)
         gone = led.book(act, out)
+        if late is not None:
+            gone = np.concatenate([gone, led.book_late(late)])
         n_finished += len(gone)
         if watched is not None and watch_left is not None:
             watch_left -= int(watched[gone].sum())
@@ -890,7 +1142,7 @@ def simulate(
     bar.close(f"({len(rounds)} rounds, simulated {(t - t0) / 3600:.1f} h)")
     return SimulationResult(name or str(getattr(pol, "name", policy)), led.records(t), tuple(rounds), cfg,
                             time.perf_counter() - t_wall, gpus, dict(policy_options or {}),
-                            catalog_provenance(cat, led.models, led.scale, tuple(gpus)))
+                            catalog_provenance(cat, led.models, led.scale, tuple(gpus)), tuple(holds or ()))
 
 
 def check_run(trace: Trace, cluster: str | Mapping[str, int] | Sequence[Any], catalog: Catalog | None = None,
