@@ -6,6 +6,12 @@ A scheduler keeps one :class:`Engine`. Each round it calls :meth:`Engine.plan` w
 delivered). The deficit update is ``D_j <- max(0, D_j + (1 - epsilon) - rho_j)`` for every job of the round;
 jobs that arrive start at 0, jobs that are not in a round are dropped (finished).
 
+With ``options={"warm_start": True}`` (mode ``fast``) the engine keeps a
+:class:`~fairshare.methods.warm.WarmStart` between :meth:`Engine.plan` calls, so that each round's LP starts
+from the previous round's GPU prices and, when values moved little, its basis (:mod:`fairshare.methods.warm`).
+The LP optimum is the cold one; a placement can differ from the cold one only where the LP has several
+optima or the polish runs. The warm state is not saved (a loaded engine's first plan is cold).
+
 Every plan is committed at most once, and only the newest plan can be committed (:meth:`Engine.commit`).
 :meth:`Engine.save` writes the state atomically and durably (see :meth:`Engine.save`), so a scheduler that
 restarts or is killed loses no fairness history; :meth:`Engine.load` accepts exactly the state schema of
@@ -47,6 +53,8 @@ from fairshare.binding import Binding, Node, check_nodes, gpus_of_nodes, parse_n
 from fairshare.documents import MAX_JSON_BYTES, read_json
 from fairshare.errors import InvalidInputError
 from fairshare.fair_share import next_deficit
+from fairshare.methods.warm import WarmStart
+from fairshare.methods.warm import use as use_warm_start
 from fairshare.priority import RULES, JobState, NoPriority, PriorityRule, priority_rule
 from fairshare.problem import MAX_GPUS, MAX_VALUE, RoundProblem
 
@@ -146,6 +154,7 @@ class Engine:
         self._pending: Allocation | None = None
         self._pending_epsilon = self._epsilon
         self._recent: deque[tuple[Allocation, str]] = deque(maxlen=_KEEP_RECENT)
+        self._warm = WarmStart()  # fast with warm_start: what the last plan leaves for the next (not saved)
 
     # ------------------------------------------------------------------ settings (checked on assignment)
     @property
@@ -279,7 +288,8 @@ class Engine:
         committed is superseded. If planning raises, the pending plan is unchanged.
         """
         problem = self.problem(jobs, colocation)
-        alloc = allocate(problem, mode=self._mode, options=self._options, previous_binding=self._binding)
+        with use_warm_start(self._warm if self._options.warm_start else None):
+            alloc = allocate(problem, mode=self._mode, options=self._options, previous_binding=self._binding)
         if self._pending is not None:
             self._recent.append((self._pending, "superseded"))
         self._pending = alloc

@@ -15,7 +15,9 @@ relative gap of :data:`POLISH_MIP_GAP`). The result is always feasible; its stat
   of very different efficiency; deciding from the value gap alone (at 1-2 %) kept as little as 0.93 of the
   optimal E on the benchmark's rounds (docs/performance.md, quality families).
 
-With ``partitions > 1`` the round is split first (:mod:`fairshare.methods.partition`).
+With ``partitions > 1`` the round is split first (:mod:`fairshare.methods.partition`). With
+``warm_start=True`` the LP is solved by pricing, seeded from the current
+:class:`~fairshare.methods.warm.WarmStart` if there is one (:mod:`fairshare.methods.warm`).
 
 :func:`round_relaxation` is these steps on a built LP, optionally against a deadline: ``exact`` under a time
 limit runs it first, so that it always has fast's placement to return (:mod:`fairshare.methods.exact`).
@@ -30,13 +32,15 @@ import numpy as np
 
 from fairshare.allocation import Status
 from fairshare.formulation import LinearProgram, RoundModel
-from fairshare.methods.lp import solve_relaxation
+from fairshare.methods.lp import lp_algorithm, solve_relaxation
 from fairshare.methods.options import SolveOptions
 from fairshare.methods.rounding import greedy_round, improve, polish
 from fairshare.methods.solved import Solved, relative_gap
+from fairshare.methods.warm import WarmStart, solve_priced
+from fairshare.methods.warm import current as current_warm_start
 
 __all__ = ["LOCAL_SEARCH_MAX_COLUMNS", "POLISH_EFFICIENCY_GAP", "POLISH_GAP", "POLISH_MIP_GAP",
-           "Rounded", "efficiency_gap", "polish_thresholds", "round_relaxation", "solve", "value_bound"]
+           "Rounded", "dot", "efficiency_gap", "polish_thresholds", "round_relaxation", "solve", "value_bound"]
 
 LOCAL_SEARCH_MAX_COLUMNS = 1000
 """The local search is O(columns x placed); beyond this many columns greedy is within 0.1 % (measured)."""
@@ -73,6 +77,8 @@ class Rounded:
     row_dual : array (N + G,) or None
         The LP's row duals (job rows, then capacity rows; ``None`` when the LP did not finish): with
         :func:`fairshare.methods.partition.dual_bound` they bound any round that contains this one's columns.
+    lp_bound : float
+        The LP optimum (nan when the LP did not finish); ``bound`` is lower when the polish proved more.
     """
 
     x: np.ndarray
@@ -82,6 +88,7 @@ class Rounded:
     round_seconds: float = 0.0
     polish_seconds: float = 0.0
     row_dual: np.ndarray | None = None
+    lp_bound: float = float("nan")
 
 
 def value_bound(model: RoundModel) -> float:
@@ -104,8 +111,12 @@ def value_bound(model: RoundModel) -> float:
 
 
 def round_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *,
-                     deadline: float | None = None) -> Rounded:
+                     deadline: float | None = None, warm: WarmStart | None = None) -> Rounded:
     """Fast's steps on ``lp`` (``model.tightened_lp()``); see the module documentation.
+
+    With ``opts.warm_start`` the LP is solved by pricing (:func:`fairshare.methods.warm.solve_priced`),
+    seeded from and updating ``warm`` when given (the LP method must be dual simplex, as ``auto`` chooses up
+    to :data:`~fairshare.methods.lp.DUAL_SIMPLEX_MAX_COLUMNS` columns; otherwise the whole LP is solved).
 
     With a ``deadline`` (``time.perf_counter()`` seconds) the LP and the polish stop by it. If the LP has not
     finished, the greedy pass runs on the column values alone (by value per GPU) and the bound is
@@ -113,12 +124,15 @@ def round_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *
     placement is feasible in every case.
     """
     t0 = time.perf_counter()
-    out = solve_relaxation(model, lp, opts, deadline=deadline)
+    if opts.warm_start and lp_algorithm(model, lp, opts) == "dual":
+        out = solve_priced(model, lp, opts, warm, deadline=deadline)
+    else:
+        out = solve_relaxation(model, lp, opts, deadline=deadline)
     lp_seconds = time.perf_counter() - t0
     t1 = time.perf_counter()
     if out.x is None or not out.optimal:  # the deadline came first
         x = greedy_round(model, np.zeros(model.columns.num))
-        return Rounded(x, max(value_bound(model), float(model.value @ x)),
+        return Rounded(x, max(value_bound(model), dot(model.value, x)),
                        f"LP {out.message}; greedy by value", lp_seconds, time.perf_counter() - t1)
     x = greedy_round(model, out.x)
     small = model.columns.num <= LOCAL_SEARCH_MAX_COLUMNS
@@ -129,15 +143,15 @@ def round_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *
         done += ", local search"
     round_s = time.perf_counter() - t1
     if not _needs_polish(model, out.bound, out.x, x, value_gap, eff_gap):
-        return Rounded(x, out.bound, done, lp_seconds, round_s, 0.0, out.row_dual)
+        return Rounded(x, out.bound, done, lp_seconds, round_s, 0.0, out.row_dual, out.bound)
     t2 = time.perf_counter()
     seconds = opts.polish_seconds if deadline is None else min(opts.polish_seconds, deadline - time.perf_counter())
     if seconds <= 0:
-        return Rounded(x, out.bound, done, lp_seconds, round_s, 0.0, out.row_dual)
+        return Rounded(x, out.bound, done, lp_seconds, round_s, 0.0, out.row_dual, out.bound)
     polished = polish(model, lp, out, x, seconds=seconds, gap=min(POLISH_MIP_GAP, value_gap), seed=opts.seed,
                       threads=opts.threads)
     return Rounded(polished.x, polished.bound, done + ", polished", lp_seconds, round_s,
-                   time.perf_counter() - t2, out.row_dual)
+                   time.perf_counter() - t2, out.row_dual, out.bound)
 
 
 def solve(model: RoundModel, opts: SolveOptions) -> Solved:
@@ -153,10 +167,26 @@ def solve(model: RoundModel, opts: SolveOptions) -> Solved:
     lp = model.tightened_lp()
     build_s = time.perf_counter() - t0
     t1 = time.perf_counter()
-    r = round_relaxation(model, lp, opts)
-    gap = relative_gap(r.bound, float(model.value @ r.x))
+    r = round_relaxation(model, lp, opts, warm=current_warm_start() if opts.warm_start else None)
+    gap = relative_gap(r.bound, dot(model.value, r.x))
     return Solved(r.x, Status.HEURISTIC, gap, r.bound + model.obj_null, r.message, None, build_s,
                   time.perf_counter() - t1)
+
+
+def dot(a: np.ndarray, b: np.ndarray) -> float:
+    """``a @ b`` of two 1-D arrays, summed by numpy itself rather than by BLAS.
+
+    A multithreaded BLAS (OpenBLAS) hands a long dot product to its worker threads and waits for them; on a
+    machine whose cores are busy that wait took 16 ms for the 11,586 columns of a 2,048-job round, against
+    10 microseconds here, and a fast round computes several such products (measured on the project's 2-core
+    machine under load; docs/performance.md, "Warm rounds").
+
+    Examples
+    --------
+    >>> dot(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
+    11.0
+    """
+    return float(np.einsum("i,i->", a, b))
 
 
 def polish_thresholds(model: RoundModel, opts: SolveOptions) -> tuple[float, float]:
@@ -181,15 +211,15 @@ def efficiency_gap(model: RoundModel, x_lp: np.ndarray, x: np.ndarray) -> float:
     >>> efficiency_gap(m, np.ones(1), np.zeros(1))
     1.0
     """
-    e_lp = float(model.eff_priority @ x_lp)
+    e_lp = dot(model.eff_priority, x_lp)
     if e_lp <= 0:
         return 0.0
-    return max(0.0, e_lp - float(model.eff_priority @ x)) / e_lp
+    return max(0.0, e_lp - dot(model.eff_priority, x)) / e_lp
 
 
 def _needs_polish(model: RoundModel, bound: float, x_lp: np.ndarray, x: np.ndarray, value_gap: float,
                   eff_gap: float) -> bool:
-    return (relative_gap(bound, float(model.value @ x)) > value_gap
+    return (relative_gap(bound, dot(model.value, x)) > value_gap
             or efficiency_gap(model, x_lp, x) > eff_gap)
 
 

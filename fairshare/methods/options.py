@@ -80,6 +80,13 @@ class SolveOptions:
         ``fast``: also improve the rounding when its efficiency ``E`` falls short of the LP solution's ``E`` by
         more than this fraction (default ``None``: 1 %). With a small fairness weight a small value gap can
         hide a large efficiency gap.
+    warm_start : bool
+        ``fast``: solve the tightened LP by pricing (a restricted set of columns, grown until no column prices
+        out: the same optimum as the whole LP) and, when a :class:`~fairshare.methods.warm.WarmStart` is
+        current (an :class:`~fairshare.engine.Engine` and the ``fairshare`` policy keep one between rounds),
+        seed it from the previous round's GPU prices and basis (:mod:`fairshare.methods.warm`). Default
+        ``False``: the LP optimum is the cold one, but where the LP has several optima or the polish runs the
+        placement can differ from the cold one. Not used by split rounds (``partitions > 1``).
     partitions : int
         ``fast``: split the round into this many random parts (jobs and GPUs of each type dealt out evenly),
         solve each part the fast way and merge the placements (:mod:`fairshare.methods.partition`). Default
@@ -107,6 +114,7 @@ class SolveOptions:
     polish_seconds: float = 1.0
     polish_gap: float | None = None
     polish_efficiency_gap: float | None = None
+    warm_start: bool = False
     partitions: int = 1
     verbose: bool = False
 
@@ -137,6 +145,8 @@ class SolveOptions:
         if not (isinstance(self.partitions, int) and not isinstance(self.partitions, bool)
                 and 1 <= self.partitions <= MAX_PARTITIONS):
             raise InvalidInputError("partitions", self.partitions, f"must be an integer from 1 to {MAX_PARTITIONS}")
+        if not isinstance(self.warm_start, bool):
+            raise InvalidInputError("warm_start", self.warm_start, "must be True or False")
         if not isinstance(self.verbose, bool):
             raise InvalidInputError("verbose", self.verbose, "must be True or False")
 
@@ -180,6 +190,7 @@ APPLIES_TO: dict[str, tuple[str, ...]] = {
     "polish_gap": ("fast",),
     "polish_efficiency_gap": ("fast",),
     "partitions": ("fast",),
+    "warm_start": ("fast",),
 }
 """Options that apply to some modes only; the others (threads, seed, verbose) apply to every mode."""
 

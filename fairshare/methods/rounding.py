@@ -220,7 +220,7 @@ def polish(
 ) -> Polished:
     """Improve ``incumbent`` by reduced-cost fixing and a short MILP (module doc, step 2)."""
     z_lp = relaxed.bound
-    z_inc = float(model.value @ incumbent)
+    z_inc = float(np.einsum("i,i->", model.value, incumbent))  # not BLAS: see fast.dot
     slack = z_lp - z_inc
     tol = 1e-9 * max(1.0, abs(z_lp))
     if slack <= gap * max(abs(z_lp), 1e-12) or seconds <= 0 or relaxed.col_dual is None or relaxed.x is None:
@@ -248,7 +248,7 @@ def polish(
         xr = np.round(out.x[: model.columns.num])
         if is_feasible(model, xr):
             xr = fill(model, xr)  # the MILP may stop (time limit, gap) at a placement that leaves GPUs idle
-            val = float(model.value @ xr)
+            val = float(np.einsum("i,i->", model.value, xr))
             if val > best_val + tol:
                 best, best_val = xr, val
     # Every placement better than the incumbent lies in the restricted problem, so its bound is global too.

@@ -27,6 +27,8 @@ import numpy as np
 from fairshare.allocate import allocate, solve_model
 from fairshare.allocation import Allocation
 from fairshare.formulation import RoundModel, build_model
+from fairshare.methods.warm import WarmCache
+from fairshare.methods.warm import use as use_warm_start
 from fairshare.policies.base import Placed, Policy, RoundState, _check_placement, register
 from fairshare.priority import JobState, NoPriority, PriorityRule, rule_from_options
 from fairshare.problem import RoundProblem
@@ -48,7 +50,11 @@ class FairsharePolicy(Policy):
     heterogeneity_aware : bool
         False plans with type-blind throughputs (an ablation; see the module doc).
     options : dict
-        :class:`~fairshare.allocate.SolveOptions` fields (``time_limit``, ``polish_seconds``, ...).
+        :class:`~fairshare.allocate.SolveOptions` fields (``time_limit``, ``polish_seconds``, ...). With
+        ``{"warm_start": True}`` (mode ``fast``) the policy keeps a :class:`~fairshare.methods.warm.WarmStart`
+        between the rounds of a simulation, in a cache that is left out of comparison and repr, pickles
+        empty (a copy in a worker process starts cold) and is reset when a round is not later than the
+        previous one (a new run).
     priority : str, rule or callable
         The priority rule (:func:`fairshare.priority.priority_rule`). Default ``"remaining"`` (shortest
         remaining work first, the winner of docs/results-priority.md); ``"none"``: every ``pi_j = 1``.
@@ -64,6 +70,7 @@ class FairsharePolicy(Policy):
     priority_exponent: float | None = None
     priority_clip: tuple[float, float] | None = None
     _rule: PriorityRule = field(init=False, repr=False, compare=False, default=NoPriority())
+    _warm: WarmCache = field(init=False, repr=False, compare=False, default_factory=WarmCache)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_rule", rule_from_options(
@@ -96,10 +103,11 @@ class FairsharePolicy(Policy):
             problem = problem.replace(priority=self._rule.priorities(problem, jobs))
         own_model = problem is state.model.problem
         if self.heterogeneity_aware:
-            if own_model:
-                solved = solve_model(state.model, mode=self.mode, options=self.options)
-            else:
-                solved = allocate(problem, mode=self.mode, options=self.options)
+            with self._warm.state(state.time) as warm, use_warm_start(warm):
+                if own_model:
+                    solved = solve_model(state.model, mode=self.mode, options=self.options)
+                else:
+                    solved = allocate(problem, mode=self.mode, options=self.options)
             return dataclasses.replace(solved, policy=self.name)
         planned = solve_model(build_model(_type_blind(problem)), mode=self.mode, options=self.options)
         real = state.model if own_model else build_model(problem)

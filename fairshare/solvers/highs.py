@@ -1,5 +1,8 @@
 """HiGHS backend: pass a :class:`~fairshare.formulation.LinearProgram` whole to highspy, solve, report.
 
+:class:`IncrementalLP` keeps one LP in a HiGHS object so that columns can be added and the LP solved again
+from its basis (the priced LP of :mod:`fairshare.methods.warm`), optionally starting from a given basis.
+
 This is the only module that imports ``highspy``. Models arrive as sparse CSC matrices and are passed in
 one call (``Highs.passModel``); nothing here loops over variables in Python. HiGHS's model status is mapped
 to a :class:`~fairshare.solvers.Termination` by one table, :data:`STATUS`, and its text is kept.
@@ -33,7 +36,7 @@ from fairshare.errors import InvalidInputError, SolverError
 from fairshare.formulation import LinearProgram
 from fairshare.solvers import SolverOutcome, Termination
 
-__all__ = ["STATUS", "scheduler", "solve_highs"]
+__all__ = ["BASIS_BASIC", "BASIS_LOWER", "BASIS_UPPER", "STATUS", "IncrementalLP", "scheduler", "solve_highs"]
 
 try:  # pragma: no cover - import guard
     import highspy
@@ -267,3 +270,120 @@ def solve_highs(
         mip_gap=0.0 if optimal else float("inf"),
         col_dual=np.asarray(sol.col_dual) if sol.dual_valid else None,
         row_dual=np.asarray(sol.row_dual) if sol.dual_valid else None)
+
+
+BASIS_LOWER, BASIS_BASIC, BASIS_UPPER = 0, 1, 2
+"""Basis statuses as small integers (HiGHS's ``kLower``, ``kBasic``, ``kUpper``; ``kZero`` is 3)."""
+
+_BASIS_STATUS = (highspy.HighsBasisStatus.kLower, highspy.HighsBasisStatus.kBasic, highspy.HighsBasisStatus.kUpper,
+                 highspy.HighsBasisStatus.kZero, highspy.HighsBasisStatus.kNonbasic)
+
+
+class IncrementalLP:
+    """An LP kept in one HiGHS object: solved, given more columns, solved again from where it stopped.
+
+    Used by the priced solve of the tightened LP (:mod:`fairshare.methods.warm`): the restricted LP is solved
+    by dual simplex, columns that price out are added with :meth:`add_columns`, and :meth:`run` goes on from
+    the basis HiGHS holds (the new columns enter nonbasic at 0, so the basis stays primal feasible).
+
+    Parameters
+    ----------
+    lp : LinearProgram
+        The (restricted) LP, a maximisation; its columns are continuous.
+    threads, seed, verbose
+        As for :func:`solve_highs`.
+    col_status, row_status : int8 arrays, optional
+        A starting basis (:data:`BASIS_LOWER`, :data:`BASIS_BASIC`, :data:`BASIS_UPPER` per column and row),
+        given to HiGHS as an *alien* basis: HiGHS repairs it (a wrong count of basic variables, a singular
+        basis matrix) before its first iteration. Ignored if HiGHS refuses it.
+    """
+
+    def __init__(self, lp: LinearProgram, *, threads: int | None = None, seed: int = 0, verbose: bool = False,
+                 col_status: np.ndarray | None = None, row_status: np.ndarray | None = None) -> None:
+        self.threads = threads
+        h = _new_highs()
+        h.setOptionValue("output_flag", bool(verbose))
+        h.setOptionValue("random_seed", int(seed))
+        h.setOptionValue("solver", "simplex")
+        h.setOptionValue("simplex_strategy", 1)
+        h.setOptionValue("presolve", "off")  # it removed nothing from the restricted LPs measured, and cost 10 %
+        a = lp.matrix
+        m = a.shape[1]
+        inf = highspy.kHighsInf
+        status = h.passModel(
+            m, a.shape[0], a.nnz, 1, -1, 0.0,
+            np.ascontiguousarray(lp.cost, np.float64),
+            np.ascontiguousarray(np.where(np.isinf(lp.col_lower), -inf, lp.col_lower), np.float64),
+            np.ascontiguousarray(np.where(np.isinf(lp.col_upper), inf, lp.col_upper), np.float64),
+            np.ascontiguousarray(np.where(np.isinf(lp.row_lower), -inf, lp.row_lower), np.float64),
+            np.ascontiguousarray(np.where(np.isinf(lp.row_upper), inf, lp.row_upper), np.float64),
+            np.ascontiguousarray(a.indptr, np.int32), np.ascontiguousarray(a.indices, np.int32),
+            np.ascontiguousarray(a.data, np.float64), np.zeros(m, np.int32))
+        if status == highspy.HighsStatus.kError:
+            raise SolverError("HiGHS rejected the model (passModel returned kError); please report this round")
+        self.started_from_basis = False
+        if col_status is not None and row_status is not None:
+            basis = highspy.HighsBasis()
+            basis.col_status = [_BASIS_STATUS[s] for s in np.asarray(col_status).tolist()]
+            basis.row_status = [_BASIS_STATUS[s] for s in np.asarray(row_status).tolist()]
+            basis.alien = True
+            basis.valid = True
+            self.started_from_basis = h.setBasis(basis) != highspy.HighsStatus.kError
+        self.highs = h
+        self.num_cols = m
+        self.iterations = 0
+        self.passes = 0
+
+    def add_columns(self, cost: np.ndarray, matrix: Any) -> None:
+        """Append columns (bounds [0, 1]) with objective ``cost`` and CSC coefficients ``matrix`` (rows x k)."""
+        k = matrix.shape[1]
+        status = self.highs.addCols(k, np.ascontiguousarray(cost, np.float64), np.zeros(k), np.ones(k), matrix.nnz,
+                                    np.ascontiguousarray(matrix.indptr[:-1], np.int32),
+                                    np.ascontiguousarray(matrix.indices, np.int32),
+                                    np.ascontiguousarray(matrix.data, np.float64))
+        if status == highspy.HighsStatus.kError:  # pragma: no cover - the columns come from a valid model
+            raise SolverError("HiGHS refused the priced columns (addCols returned kError)")
+        self.num_cols += k
+
+    def run(self, deadline: float | None = None) -> SolverOutcome:
+        """Solve from the current basis; the outcome carries the column and row duals (LP)."""
+        h = self.highs
+        with scheduler(self.threads) as pool_threads:
+            if pool_threads is not None:
+                h.setOptionValue("threads", pool_threads)
+            t0 = time.perf_counter()
+            if deadline is not None:
+                left = deadline - t0
+                if left <= 0:
+                    return SolverOutcome(None, float("nan"), float("inf"), Termination.TIME_LIMIT,
+                                         "Time limit reached before the solve started", 0.0)
+                h.setOptionValue("time_limit", left)
+            run_status = h.run()
+            seconds = time.perf_counter() - t0
+        self.passes += 1
+        if run_status == highspy.HighsStatus.kError:
+            raise SolverError(f"HiGHS failed to run (model status {h.modelStatusToString(h.getModelStatus())!r})")
+        ms = h.getModelStatus()
+        text = h.modelStatusToString(ms)
+        termination = STATUS.get(ms, Termination.ERROR)
+        info = h.getInfo()
+        self.iterations += max(0, int(info.simplex_iteration_count))
+        if ms == _MS.kModelEmpty:
+            return SolverOutcome(np.zeros(self.num_cols), 0.0, 0.0, termination, text, seconds, mip_gap=0.0,
+                                 col_dual=np.zeros(self.num_cols), row_dual=np.zeros(h.getNumRow()))
+        if termination is not Termination.OPTIMAL:
+            return SolverOutcome(None, float("nan"), float("nan"), termination, text, seconds)
+        sol = h.getSolution()
+        objective = float(info.objective_function_value)
+        return SolverOutcome(np.asarray(sol.col_value, dtype=np.float64), objective, objective, termination, text,
+                             seconds, mip_gap=0.0,
+                             col_dual=np.asarray(sol.col_dual) if sol.dual_valid else None,
+                             row_dual=np.asarray(sol.row_dual) if sol.dual_valid else None)
+
+    def basis(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The current basis as int8 arrays (columns, rows), or ``None`` if HiGHS has no valid one."""
+        b = self.highs.getBasis()
+        if not b.valid:
+            return None
+        return (np.fromiter((int(s) for s in b.col_status), np.int8, self.num_cols),
+                np.fromiter((int(s) for s in b.row_status), np.int8, len(b.row_status)))

@@ -1,0 +1,424 @@
+"""Warm rounds: the tightened LP solved over priced columns, seeded from the round before.
+
+Consecutive rounds of a scheduler differ by a few arrivals and departures, but every job's carried deficit
+changes every round (``D_j <- max(0, D_j + (1 - epsilon) - rho_j)``): jobs that ran lose value, jobs that
+waited gain it. The LP optimum therefore moves by far more than the arrivals suggest. Restarting HiGHS from
+the previous round's optimal basis (mapped by identity) took as many dual simplex iterations as a cold start,
+or more, on 2,048-job rounds with carried deficits; with the deficits held fixed it took 54 iterations
+instead of about 2,300 (docs/results/bench_warm.md). What pays on every round is to solve the LP over few
+columns and price the rest, with the columns chosen at the previous round's GPU prices; the basis is used
+when the values moved little:
+
+Priced solve (:func:`solve_priced`)
+    The tightened LP is first solved over a restricted set of columns: for each job its
+    :data:`SEED_COLUMNS` best columns by ``v_c - size_c y_g`` (``y``: the previous round's GPU prices, or 0).
+    The columns left out are then priced at the restricted optimum's duals,
+    ``d_c = v_c - u_a(c) - u_b(c) - size_c y_g(c)``; those with ``d_c > 0`` are added and HiGHS goes on from
+    its basis, until no column prices out. The duals are then feasible for every column, so the point is an
+    optimum of the *whole* LP, with the cold solve's objective value; where the LP optimum is unique it is the
+    same point. Reduced costs and row duals are reported for every column (computed for the ones never
+    added), so the polish's reduced-cost fixing and the partition bound work unchanged. Rounds of fewer than
+    :data:`PRICING_MIN_COLUMNS` columns are solved as cold rounds are (pricing did not pay there).
+Warm start (:class:`WarmStart`)
+    What a round leaves for the next: the GPU prices by type name, and the basis of the restricted LP keyed
+    by identity (job rows by job id, capacity rows by type name, columns by their job ids and type) with the
+    values of its columns. The next round's restricted LP starts from that basis when few of the columns the
+    two rounds share changed value (:data:`BASIS_MAX_MOVED`; ``use_basis`` forces it on or off), given to
+    HiGHS as an *alien* basis (HiGHS repairs a wrong count of basic variables or a singular basis; new
+    columns start at 0, new job rows with a basic slack). Prices or a basis that fit nothing (other GPU
+    types, every job replaced) cost a little time, never a different optimum.
+
+What can differ from a cold round: where the LP has several optima, the point found (and then the greedy
+rounding); and the LP duals, which are rarely unique, so that when the polish runs its reduced-cost fixing
+and MILP can end at another placement. Both answers keep the certified-gap rules of
+:mod:`fairshare.methods.fast`.
+
+Both are used by ``fast`` when ``SolveOptions(warm_start=True)``; :func:`use` makes a :class:`WarmStart`
+the one that ``fast`` reads and updates (the :class:`~fairshare.engine.Engine` and the ``fairshare`` policy
+hold one each between rounds). Without one, ``fast`` still solves the priced LP, from prices 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fairshare.errors import InvalidInputError, SolverError
+from fairshare.formulation import LinearProgram, RoundModel
+from fairshare.methods.lp import solve_relaxation
+from fairshare.methods.options import SolveOptions
+from fairshare.solvers import SolverOutcome, Termination
+from fairshare.solvers.highs import BASIS_BASIC, BASIS_LOWER, IncrementalLP
+
+__all__ = ["BASIS_MAX_MOVED", "MAX_PRICING_PASSES", "PRICING_MIN_COLUMNS", "SEED_COLUMNS", "WarmCache", "WarmStart",
+           "current", "reduced_costs", "solve_priced", "use"]
+
+SEED_COLUMNS = 2
+"""Columns per job in the first restricted LP (its best by value less GPUs at the previous prices)."""
+
+PRICING_MIN_COLUMNS = 2000
+"""Rounds of fewer columns are solved as cold rounds are (the whole LP, same answers), keeping only the prices.
+
+Pricing was slower there (6.7 against 2.9 ms at 336 columns, 10.5 against 9.0 ms at 716) or barely faster
+(25 against 28 ms at 1,428), and small rounds are where the polish runs, whose result depends on the LP
+duals (module documentation)."""
+
+BASIS_MAX_MOVED = 0.1
+"""``use_basis=None`` starts from the previous basis when at most this share of the columns the two rounds
+share changed value by more than 1 % (measured on 2,048-job rounds: 50-63 % with carried deficits, where the
+basis cost iterations; 0 % with arrivals and departures only, where it saved 98 % of them)."""
+
+MAX_PRICING_PASSES = 50
+"""Pricing passes before every column left out is added at once (a safety net; 2 to 4 passes are usual)."""
+
+_KEY_LIMIT = 2**62  # column keys (a * (N + 1) + b + 1) * G + g must fit an int64
+
+_CURRENT: contextvars.ContextVar[WarmStart | None] = contextvars.ContextVar("fairshare_warm_start", default=None)
+
+
+@dataclass(eq=False)
+class WarmStart:
+    """What ``fast`` keeps from one round to seed the next (mutable; one per sequence of rounds).
+
+    Parameters
+    ----------
+    use_basis : bool or None
+        Also start the restricted LP from the previous round's basis (mapped by identity): ``True`` always,
+        ``False`` never (prices only), ``None`` (default) when the round's column values moved little since
+        the previous round (:data:`BASIS_MAX_MOVED`): with carried deficits the basis cost more iterations
+        than it saved, with arrivals and departures only (or a plan made again within a round) it saved most
+        of them.
+
+    Attributes
+    ----------
+    rounds : int
+        Rounds solved with this state.
+    seeded : bool
+        The last round started from the previous round's prices.
+    used_basis : bool
+        The last round started from the previous round's basis.
+    passes, columns, iterations : int
+        Of the last round: LP solves (1 + pricing passes that added columns), columns in the final restricted
+        LP, simplex iterations.
+
+    Notes
+    -----
+    A ``WarmStart`` pickles as a fresh, empty state (a copy sent to another process starts cold), and is
+    not meant to be shared by rounds solved at the same time.
+
+    Examples
+    --------
+    >>> from fairshare import allocate
+    >>> from fairshare.testing.random_rounds import random_round
+    >>> state = WarmStart()
+    >>> with use(state):
+    ...     a = allocate(random_round(64, seed=0), mode="fast", warm_start=True)
+    ...     b = allocate(random_round(64, seed=0), mode="fast", warm_start=True)
+    >>> state.rounds, state.seeded
+    (2, True)
+    """
+
+    use_basis: bool | None = None
+    rounds: int = 0
+    seeded: bool = False
+    used_basis: bool = False
+    passes: int = 0
+    columns: int = 0
+    iterations: int = 0
+    _jobs: dict[str, int] | None = field(default=None, repr=False)
+    _types: tuple[str, ...] = field(default=(), repr=False)
+    _prices: np.ndarray | None = field(default=None, repr=False)
+    _col_keys: np.ndarray | None = field(default=None, repr=False)  # sorted keys of the restricted columns
+    _col_status: np.ndarray | None = field(default=None, repr=False)
+    _col_cost: np.ndarray | None = field(default=None, repr=False)
+    _row_status: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if not (self.use_basis is None or self.use_basis is True or self.use_basis is False):
+            raise InvalidInputError("use_basis", self.use_basis, "must be True, False or None")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (WarmStart, (self.use_basis,))
+
+    def reset(self) -> None:
+        """Forget the previous round (the next one starts cold)."""
+        self._jobs, self._types, self._prices = None, (), None
+        self._col_keys = self._col_status = self._col_cost = self._row_status = None
+
+    @property
+    def empty(self) -> bool:
+        """No round has been kept."""
+        return self._jobs is None
+
+    # ------------------------------------------------------------------ mapping to the new round
+    def _prices_for(self, model: RoundModel) -> np.ndarray:
+        """The previous GPU prices on this round's types (0 for a type the previous round did not have)."""
+        types = model.problem.gpu_types
+        y = np.zeros(len(types))
+        if self._prices is not None:
+            old = {g: i for i, g in enumerate(self._types)}
+            for k, g in enumerate(types):
+                if g in old:
+                    y[k] = max(0.0, float(self._prices[old[g]]))
+        return y
+
+    def _old_rows(self, model: RoundModel) -> tuple[np.ndarray, np.ndarray]:
+        """Row of each job and type in the previous round (-1: new)."""
+        jobs = self._jobs or {}
+        old_job = np.fromiter((jobs.get(j, -1) for j in model.problem.job_ids), np.int64, model.problem.num_jobs)
+        old = {g: i for i, g in enumerate(self._types)}
+        old_type = np.array([old.get(g, -1) for g in model.problem.gpu_types], np.int64)
+        return old_job, old_type
+
+    def _column_status(self, model: RoundModel, old_job: np.ndarray,
+                       old_type: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Previous basis status of each column of ``model`` (``BASIS_LOWER`` if it is new or was left out).
+
+        Also: which columns were in the previous restricted LP, and their previous values (aligned with them).
+        """
+        c = model.columns
+        status = np.full(c.num, BASIS_LOWER, np.int8)
+        if (self._col_keys is None or self._col_status is None or self._col_cost is None or not len(self._col_keys)
+                or not c.num):
+            return status, np.zeros(c.num, bool), np.zeros(0)
+        n_old, g_old = len(self._jobs or {}), len(self._types)
+        a = old_job[c.job_a]
+        b = np.where(c.is_pair, old_job[np.maximum(c.job_b, 0)], -1)
+        g = old_type[c.gpu]
+        known = (a >= 0) & (g >= 0) & (~c.is_pair | (b >= 0))
+        keys = _keys(a, b, g, n_old, g_old)
+        pos = np.searchsorted(self._col_keys, keys)
+        pos = np.minimum(pos, len(self._col_keys) - 1)
+        hit = known & (self._col_keys[pos] == keys)
+        status[hit] = self._col_status[pos[hit]]
+        return status, hit, self._col_cost[pos[hit]]
+
+    def _row_status_for(self, model: RoundModel, old_job: np.ndarray, old_type: np.ndarray) -> np.ndarray:
+        n = model.problem.num_jobs
+        rows = np.full(n + len(old_type), BASIS_BASIC, np.int8)
+        prev = self._row_status
+        if prev is None:
+            return rows
+        n_old = len(self._jobs or {})
+        rows[:n] = np.where(old_job >= 0, prev[np.maximum(old_job, 0)], BASIS_BASIC)
+        rows[n:] = np.where(old_type >= 0, prev[n_old + np.maximum(old_type, 0)], BASIS_BASIC)
+        return rows
+
+    def _keep(self, model: RoundModel, prices: np.ndarray, sel: np.ndarray,
+              basis: tuple[np.ndarray, np.ndarray] | None) -> None:
+        """Remember this round: prices, job rows, the restricted columns' keys and basis."""
+        p, c = model.problem, model.columns
+        n, g = p.num_jobs, len(p.gpu_types)
+        self._jobs = dict(zip(p.job_ids, range(n)))
+        self._types = tuple(p.gpu_types)
+        self._prices = np.maximum(np.asarray(prices, np.float64), 0.0)
+        self._col_keys = self._col_status = self._col_cost = self._row_status = None
+        if basis is None or self.use_basis is False or (n + 1) * (n + 1) * max(g, 1) >= _KEY_LIMIT:
+            return
+        col_status, row_status = basis
+        a, gpu = c.job_a[sel], c.gpu[sel]
+        b = np.where(c.is_pair[sel], c.job_b[sel], -1)
+        keys = _keys(a, b, gpu, n, g)
+        order = np.argsort(keys, kind="stable")
+        self._col_keys = keys[order]
+        self._col_status = col_status[order]
+        self._col_cost = np.asarray(model.value, np.float64)[sel][order]
+        self._row_status = row_status.copy()
+
+
+def _keys(a: np.ndarray, b: np.ndarray, g: np.ndarray, n: int, types: int) -> np.ndarray:
+    """One int64 per column from its first job, second job (-1: none) and type, rows of an ``n``-job round."""
+    return (a.astype(np.int64) * (n + 1) + (b.astype(np.int64) + 1)) * max(types, 1) + g.astype(np.int64)
+
+
+@contextlib.contextmanager
+def use(state: WarmStart | None) -> Iterator[WarmStart | None]:
+    """Make ``state`` the :class:`WarmStart` that ``fast`` rounds solved inside this block read and update.
+
+    ``None``: no state (every round cold). Only rounds with ``warm_start=True`` use it.
+    """
+    token = _CURRENT.set(state)
+    try:
+        yield state
+    finally:
+        _CURRENT.reset(token)
+
+
+def current() -> WarmStart | None:
+    """The state made current by :func:`use`, if any."""
+    return _CURRENT.get()
+
+
+class WarmCache:
+    """A :class:`WarmStart` held by a frozen policy object between the rounds of one simulation.
+
+    :meth:`state` hands the state out to one round at a time: a round whose simulated ``time`` is not later
+    than the last one's starts a new run (the state is reset, so every run of a reused policy starts cold and
+    gives the same answers), and a round solved while another holds the state (threads) gets none. It
+    pickles as an empty cache (simulations in worker processes start cold) and compares equal to any other
+    cache, so it changes neither a policy's equality nor its repr.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._state = WarmStart()
+        self._time = -np.inf
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (WarmCache, ())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, WarmCache)
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return "WarmCache()"
+
+    @contextlib.contextmanager
+    def state(self, time: float) -> Iterator[WarmStart | None]:
+        """The state for a round at simulated ``time`` (``None`` while another round holds it)."""
+        if not self._lock.acquire(blocking=False):
+            yield None
+            return
+        try:
+            if not time > self._time:
+                self._state.reset()
+            self._time = float(time)
+            yield self._state
+        finally:
+            self._lock.release()
+
+
+def reduced_costs(model: RoundModel, cost: np.ndarray, row_dual: np.ndarray) -> np.ndarray:
+    """``d_c = v_c - u_a(c) - u_b(c) - size_c y_g(c)`` for every column, at row duals ``(u, y)``.
+
+    In HiGHS's sign convention for a maximisation: a column at 0 in an optimum has ``d_c <= 0``.
+    """
+    c, n = model.columns, model.problem.num_jobs
+    d = cost - row_dual[c.job_a] - c.size * row_dual[n + c.gpu]
+    pair = c.is_pair
+    if pair.any():
+        d[pair] -= row_dual[c.job_b[pair]]
+    return np.asarray(d, dtype=np.float64)
+
+
+def _few_moved(now: np.ndarray, before: np.ndarray) -> bool:
+    """At most :data:`BASIS_MAX_MOVED` of the columns kept from the previous round changed value by over 1 %."""
+    if not len(now):
+        return False
+    moved = np.abs(now - before) > 0.01 * np.maximum(np.abs(before), 1e-12)
+    return float(moved.mean()) <= BASIS_MAX_MOVED
+
+
+def _seed_columns(model: RoundModel, cost: np.ndarray, prices: np.ndarray, extra: np.ndarray) -> np.ndarray:
+    """Sorted indices of the first restricted LP's columns: each job's best few at ``prices``, and ``extra``."""
+    c, n = model.columns, model.problem.num_jobs
+    score = cost - c.size * prices[c.gpu]
+    pairs = np.flatnonzero(c.is_pair)
+    owner = np.concatenate([c.job_a, c.job_b[pairs]])
+    col = np.concatenate([np.arange(c.num), pairs])
+    order = np.lexsort((-score[col], owner))
+    first = np.searchsorted(owner[order], np.arange(n))
+    rank = np.arange(len(order)) - first[owner[order]]
+    keep = np.zeros(c.num, bool)
+    keep[col[order[rank < SEED_COLUMNS]]] = True
+    keep &= cost > 0  # a column of value <= 0 never prices out (duals are >= 0)
+    keep |= extra
+    return np.flatnonzero(keep)
+
+
+def solve_priced(model: RoundModel, lp: LinearProgram, opts: SolveOptions, warm: WarmStart | None = None, *,
+                 deadline: float | None = None) -> SolverOutcome:
+    """The tightened LP ``lp`` (``model.tightened_lp()``) solved by pricing, seeded from ``warm``.
+
+    See the module documentation. Returns what :func:`~fairshare.methods.lp.solve_relaxation` returns for
+    the whole LP: ``x``, ``col_dual`` and ``row_dual`` over all columns and rows, and the optimum as
+    ``objective`` and ``bound``. ``warm`` is read, then updated with this round. If HiGHS fails on the
+    restricted LP, the whole LP is solved cold (:func:`~fairshare.methods.lp.solve_relaxation`) and ``warm``
+    is reset; a deadline that passes first gives a ``TIME_LIMIT`` outcome without a point.
+    """
+    c = model.columns
+    n, g, m = model.problem.num_jobs, len(model.problem.gpu_types), c.num
+    cost = np.asarray(lp.cost, np.float64)
+    seeded = warm is not None and not warm.empty
+    prices = warm._prices_for(model) if warm is not None and seeded else np.zeros(g)
+    col_start = row_start = None
+    extra = np.zeros(m, bool)
+    used_basis = False
+    if warm is not None and seeded and warm.use_basis is not False and warm._col_keys is not None:
+        old_job, old_type = warm._old_rows(model)
+        status, hit, before = warm._column_status(model, old_job, old_type)
+        used_basis = warm.use_basis is True or _few_moved(cost[hit], before)
+        if used_basis:
+            extra = status != BASIS_LOWER  # basic or at 1 in the previous optimum
+            row_start = warm._row_status_for(model, old_job, old_type)
+            col_start = status
+    if m < PRICING_MIN_COLUMNS:
+        out = solve_relaxation(model, lp, opts, deadline=deadline)
+        if warm is not None and out.row_dual is not None:
+            warm._keep(model, out.row_dual[n:], np.arange(0), None)
+            warm.rounds += 1
+            warm.seeded, warm.passes, warm.columns, warm.iterations = seeded, 1, m, 0
+            warm.used_basis = False
+        return out
+    sel = _seed_columns(model, cost, prices, extra)
+    try:
+        out, sel, inc = _price(model, lp, opts, cost, sel, col_start, row_start, deadline)
+    except SolverError:
+        if warm is not None:
+            warm.reset()
+        return solve_relaxation(model, lp, opts, deadline=deadline)
+    if out.x is None or out.row_dual is None:
+        return out  # the deadline passed first
+    x = np.zeros(m)
+    x[sel] = out.x
+    row_dual = out.row_dual
+    col_dual = reduced_costs(model, cost, row_dual)
+    if out.col_dual is not None:
+        col_dual[sel] = out.col_dual
+    if warm is not None:
+        warm._keep(model, row_dual[n:], sel, None if warm.use_basis is False else inc.basis())
+        warm.rounds += 1
+        warm.seeded, warm.used_basis = seeded, used_basis and inc.started_from_basis
+        warm.passes, warm.columns, warm.iterations = inc.passes, len(sel), inc.iterations
+    return SolverOutcome(x, out.objective, out.bound, out.termination, out.message, out.seconds, mip_gap=0.0,
+                         col_dual=col_dual, row_dual=row_dual)
+
+
+def _price(model: RoundModel, lp: LinearProgram, opts: SolveOptions, cost: np.ndarray, sel: np.ndarray,
+           col_start: np.ndarray | None, row_start: np.ndarray | None,
+           deadline: float | None) -> tuple[SolverOutcome, np.ndarray, IncrementalLP]:
+    """Solve the restricted LP over ``sel`` and add columns that price out until none does."""
+    a = lp.matrix
+    restricted = LinearProgram(cost[sel], a[:, sel], lp.row_lower, lp.row_upper, lp.col_lower[sel],
+                               lp.col_upper[sel], len(sel))
+    inc = IncrementalLP(restricted, threads=opts.threads, seed=opts.seed, verbose=opts.verbose,
+                        col_status=None if col_start is None else col_start[sel], row_status=row_start)
+    tol = 1e-7 * np.maximum(1.0, np.abs(cost))
+    total_seconds = 0.0
+    while True:
+        out = inc.run(deadline)
+        total_seconds += out.seconds
+        if out.termination is Termination.TIME_LIMIT and deadline is not None:
+            return out, sel, inc
+        if not out.optimal or out.x is None or out.row_dual is None:
+            raise SolverError(f"HiGHS did not solve the restricted LP ({out.message!r})")
+        d = reduced_costs(model, cost, out.row_dual)
+        d[sel] = -np.inf
+        add = np.flatnonzero(d > tol)
+        if not len(add):
+            break
+        if inc.passes >= MAX_PRICING_PASSES:
+            add = np.setdiff1d(np.arange(len(cost)), sel)
+        inc.add_columns(cost[add], a[:, add])
+        sel = np.concatenate([sel, add])
+    return (SolverOutcome(out.x, out.objective, out.bound, out.termination, out.message, total_seconds,
+                          mip_gap=0.0, col_dual=out.col_dual, row_dual=out.row_dual), sel, inc)

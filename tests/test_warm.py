@@ -1,0 +1,423 @@
+"""Warm rounds (issue 14 part 1): the priced LP and the warm start give the cold answers, faster."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fairshare import Engine, allocate
+from fairshare.errors import InvalidInputError
+from fairshare.fair_share import next_deficit
+from fairshare.formulation import build_model
+from fairshare.methods import fast, warm
+from fairshare.methods.fast import polish_thresholds, round_relaxation
+from fairshare.methods.lp import solve_relaxation
+from fairshare.methods.options import SolveOptions
+from fairshare.methods.rounding import is_feasible
+from fairshare.methods.solved import relative_gap
+from fairshare.policies.base import RoundState
+from fairshare.policies.fairshare import FairsharePolicy
+from fairshare.problem import RoundProblem
+from fairshare.testing.random_rounds import random_round
+from fairshare.testing.strategies import round_problems
+from tests._examples import load_example
+
+WARM = SolveOptions(warm_start=True)
+COLD = SolveOptions()
+DEFAULT_MIN_COLUMNS = warm.PRICING_MIN_COLUMNS
+
+
+@pytest.fixture(autouse=True)
+def _price_small_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Price every round, however small (by default rounds under PRICING_MIN_COLUMNS columns are not)."""
+    monkeypatch.setattr(warm, "PRICING_MIN_COLUMNS", 0)
+
+
+def _rounds(jobs: int, rounds: int, *, churn: int = 4, seed: int = 0, **kw: float) -> list[RoundProblem]:
+    """Consecutive rounds: ``churn`` departures and arrivals per round, deficits carried from fast."""
+    pool = random_round(jobs + rounds * churn, seed=seed, num_gpus=max(8, jobs // 2), **kw)
+    rng = np.random.default_rng(seed)
+    active = np.arange(jobs)
+    arriving = jobs
+    deficit = pool.deficit.copy()
+    out = []
+    for _ in range(rounds):
+        rows = np.sort(active)
+        p = pool.take_jobs(rows).replace(deficit=deficit[rows])
+        out.append(p)
+        m = build_model(p)
+        x = fast.solve(m, COLD).x
+        deficit[rows] = next_deficit(p.deficit, p.epsilon, m.evaluate(x).rho)
+        gone = rng.choice(len(active), size=churn, replace=False)
+        active = np.concatenate([np.delete(active, gone), np.arange(arriving, arriving + churn)])
+        arriving += churn
+    return out
+
+
+def _assert_same_lp(model, priced, cold) -> None:
+    """Same optimum; the priced duals are optimal for every column of the whole LP (complementary slackness)."""
+    assert priced.optimal and priced.x is not None and priced.row_dual is not None
+    assert abs(priced.objective - cold.objective) <= 1e-9 * max(1.0, abs(cold.objective))
+    lp = model.tightened_lp()
+    d = warm.reduced_costs(model, lp.cost, priced.row_dual)
+    tol = 1e-6 * max(1.0, float(np.abs(lp.cost).max(initial=0.0)))
+    x = priced.x
+    assert (d[x < 1 - 1e-7] <= tol).all()  # below its upper bound (every column never added): d <= 0
+    assert (d[x > 1e-7] >= -tol).all()  # above 0: d >= 0
+    assert priced.row_dual.min(initial=0.0) >= -1e-7
+    assert priced.col_dual is not None
+    np.testing.assert_allclose(priced.col_dual, d, atol=1e-6 * max(1.0, float(np.abs(lp.cost).max(initial=0.0))))
+    assert abs(float(model.value @ priced.x) - cold.objective) <= 1e-7 * max(1.0, abs(cold.objective))
+    assert is_feasible_fractional(model, priced.x)
+
+
+def is_feasible_fractional(model, x: np.ndarray) -> bool:
+    lp = model.tightened_lp()
+    act = lp.matrix @ x
+    return bool((x >= -1e-9).all() and (x <= 1 + 1e-9).all() and (act <= lp.row_upper + 1e-7).all())
+
+
+def _assert_rules(model, r) -> None:
+    """The rounding's certified-gap rules: feasible, below the bound, and polished whenever a gap is large."""
+    assert is_feasible(model, r.x)
+    value = float(model.value @ r.x)
+    assert value <= r.bound * (1 + 1e-9) + 1e-9
+    assert r.bound <= r.lp_bound * (1 + 1e-12) + 1e-9
+    value_gap, _ = polish_thresholds(model, COLD)
+    if relative_gap(r.lp_bound, value) > value_gap:
+        assert "local search" in r.message or "polished" in r.message
+
+
+# ---------------------------------------------------------------------------------------------- the priced LP
+@pytest.mark.parametrize(("n", "seed", "lam"), [(64, 0, 100.0), (256, 1, 100.0), (200, 2, 1.0), (400, 3, 10.0)])
+def test_priced_lp_is_the_cold_optimum(n: int, seed: int, lam: float) -> None:
+    model = build_model(random_round(n, seed=seed, fairness_weight=lam))
+    lp = model.tightened_lp()
+    cold = solve_relaxation(model, lp, COLD)
+    priced = warm.solve_priced(model, lp, COLD)
+    _assert_same_lp(model, priced, cold)
+
+
+def test_priced_lp_adds_columns_until_none_prices_out() -> None:
+    model = build_model(random_round(512, seed=4))
+    state = warm.WarmStart()
+    warm.solve_priced(model, model.tightened_lp(), COLD, state)
+    assert state.passes >= 2  # prices 0 miss columns: they were added
+    assert state.columns < model.columns.num  # and not all of them
+
+
+def test_small_rounds_solve_the_whole_lp(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(warm, "PRICING_MIN_COLUMNS", DEFAULT_MIN_COLUMNS)
+    model = build_model(random_round(256, seed=0))
+    assert model.columns.num < warm.PRICING_MIN_COLUMNS
+    lp = model.tightened_lp()
+    state = warm.WarmStart()
+    for _ in range(2):
+        out = warm.solve_priced(model, lp, COLD, state)
+        assert state.passes == 1 and state.columns == model.columns.num
+        cold = solve_relaxation(model, lp, COLD)  # solved as cold: the same point and duals
+        np.testing.assert_array_equal(out.x, cold.x)
+        np.testing.assert_array_equal(out.row_dual, cold.row_dual)
+    assert state.seeded
+
+
+def test_pricing_passes_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(warm, "MAX_PRICING_PASSES", 1)
+    model = build_model(random_round(256, seed=5))
+    lp = model.tightened_lp()
+    state = warm.WarmStart()
+    out = warm.solve_priced(model, lp, COLD, state)
+    assert state.columns == model.columns.num  # the cap added every column left out at once
+    _assert_same_lp(model, out, solve_relaxation(model, lp, COLD))
+
+
+def test_empty_and_tiny_rounds() -> None:
+    p = RoundProblem.from_dict({"gpus": {"A": 1}, "jobs": [{"id": "a", "scale": 1, "throughput": {"A": 2.0}}]})
+    state = warm.WarmStart()
+    for _ in range(2):
+        a = allocate(p, mode="fast", warm_start=True)
+        with warm.use(state):
+            b = allocate(p, mode="fast", warm_start=True)
+        assert [q.jobs for q in a.placements] == [q.jobs for q in b.placements] == [("a",)]
+    assert state.rounds == 2 and state.seeded
+
+
+# ---------------------------------------------------------------------------------------------- consecutive rounds
+@pytest.mark.parametrize("use_basis", [None, False, True])
+def test_warm_rounds_give_the_cold_answers(use_basis: bool | None) -> None:
+    problems = _rounds(300, 6, churn=6, seed=7)
+    state = warm.WarmStart(use_basis=use_basis)
+    same = 0
+    for k, p in enumerate(problems):
+        model = build_model(p)
+        lp = model.tightened_lp()
+        cold_lp = solve_relaxation(model, lp, COLD)
+        priced = warm.solve_priced(model, lp, COLD, state)
+        assert state.seeded == (k > 0)
+        _assert_same_lp(model, priced, cold_lp)
+        cold = round_relaxation(model, lp, COLD)
+        hot = round_relaxation(model, lp, WARM, warm=_copy(state, model, lp))
+        assert abs(hot.lp_bound - cold.lp_bound) <= 1e-9 * abs(cold.lp_bound)
+        _assert_rules(model, hot)
+        if np.allclose(priced.x, cold_lp.x, atol=1e-9) and "polished" not in cold.message + hot.message:
+            np.testing.assert_array_equal(hot.x, cold.x)  # same LP point, no polish: the same placement
+            same += 1
+    assert same >= 1
+
+
+def _copy(state: warm.WarmStart, model, lp) -> warm.WarmStart:
+    """A state one round behind ``state`` would give the same seed; re-seeding from ``state`` is enough here."""
+    new = warm.WarmStart(use_basis=state.use_basis)
+    for name in ("_jobs", "_types", "_prices", "_col_keys", "_col_status", "_col_cost", "_row_status"):
+        setattr(new, name, getattr(state, name))
+    return new
+
+
+def test_warm_fast_placements_equal_cold_on_a_catalog_sequence() -> None:
+    # 1,024-job rounds: the LP optimum is unique here and no polish runs, so warm and cold place alike
+    problems = _rounds(1024, 4, churn=8, seed=1)
+    state = warm.WarmStart()
+    for p in problems:
+        model = build_model(p)
+        cold = fast.solve(model, COLD)
+        with warm.use(state):
+            hot = fast.solve(model, WARM)
+        np.testing.assert_array_equal(hot.x, cold.x)
+        assert hot.bound == pytest.approx(cold.bound, rel=1e-9)
+    assert state.rounds == 4 and state.seeded
+
+
+# ---------------------------------------------------------------------------------------------- irrelevant starts
+def _renamed(p: RoundProblem, prefix: str) -> RoundProblem:
+    return p.replace(job_ids=tuple(prefix + j for j in p.job_ids))
+
+
+def _only(p: RoundProblem, types: tuple[str, ...]) -> RoundProblem:
+    """``p`` on some of its GPU types (V100 among them: every job of random_round can run there)."""
+    d = p.to_dict()
+    d["gpus"] = {g: c for g, c in d["gpus"].items() if g in types}
+    for job in d["jobs"]:
+        job["throughput"] = {g: t for g, t in job["throughput"].items() if g in types}
+    d["colocation"] = [c for c in d["colocation"] if c["gpu"] in types]
+    return RoundProblem.from_dict(d)
+
+
+@pytest.mark.parametrize("use_basis", [None, False, True])
+def test_irrelevant_previous_round_gives_the_cold_answer(use_basis: bool | None) -> None:
+    first = random_round(200, seed=11)
+    others = {
+        "all jobs replaced": _renamed(random_round(200, seed=12), "new-"),
+        "other gpu types": random_round(200, seed=13).replace(gpu_types=("A", "B", "C", "D")),
+        "fewer types": _only(first, ("V100", "H200")),
+        "more types": first,
+        "same ids, other jobs": random_round(260, seed=15),
+    }
+    for name, p in others.items():
+        state = warm.WarmStart(use_basis=use_basis)
+        m0 = build_model(_only(first, ("V100",)) if name == "more types" else first)
+        warm.solve_priced(m0, m0.tightened_lp(), COLD, state)
+        model = build_model(p)
+        lp = model.tightened_lp()
+        out = warm.solve_priced(model, lp, COLD, state)
+        assert state.seeded, name
+        _assert_same_lp(model, out, solve_relaxation(model, lp, COLD))
+
+
+def test_basis_is_used_when_values_moved_little() -> None:
+    # the same jobs with their deficits held: the previous basis is taken, and saves most iterations
+    p = random_round(600, seed=3)
+    model = build_model(p)
+    lp = model.tightened_lp()
+    auto, prices = warm.WarmStart(), warm.WarmStart(use_basis=False)
+    for state in (auto, prices):
+        warm.solve_priced(model, lp, COLD, state)
+    again = build_model(p.take_jobs(np.arange(4, 600)))  # four jobs left; deficits as they were
+    cold = solve_relaxation(again, again.tightened_lp(), COLD)
+    for state in (auto, prices):
+        _assert_same_lp(again, warm.solve_priced(again, again.tightened_lp(), COLD, state), cold)
+    assert auto.used_basis and not prices.used_basis
+    assert auto.iterations < prices.iterations / 2
+    # deficits moved for most jobs: the basis is left aside
+    moved = build_model(p.replace(deficit=p.deficit + np.where(np.arange(600) % 2 == 0, 1.0, 0.0)))
+    out = warm.solve_priced(moved, moved.tightened_lp(), COLD, auto)
+    assert auto.seeded and not auto.used_basis
+    _assert_same_lp(moved, out, solve_relaxation(moved, moved.tightened_lp(), COLD))
+
+
+def test_garbage_basis_still_gives_the_optimum() -> None:
+    p = random_round(300, seed=21)
+    model = build_model(p)
+    lp = model.tightened_lp()
+    state = warm.WarmStart(use_basis=True)
+    warm.solve_priced(model, lp, COLD, state)
+    rng = np.random.default_rng(0)
+    assert state._col_status is not None and state._row_status is not None
+    state._col_status = rng.integers(0, 3, len(state._col_status)).astype(np.int8)
+    state._row_status = rng.integers(0, 3, len(state._row_status)).astype(np.int8)
+    state._col_cost = None if state._col_cost is None else state._col_cost * rng.uniform(0, 2, len(state._col_cost))
+    state._prices = rng.uniform(0, 1e4, len(p.gpu_types))
+    out = warm.solve_priced(model, lp, COLD, state)
+    _assert_same_lp(model, out, solve_relaxation(model, lp, COLD))
+
+
+def test_a_failed_restricted_solve_falls_back_to_the_cold_lp(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fairshare.errors import SolverError
+
+    def broken(*args, **kwargs):
+        raise SolverError("broken on purpose")
+
+    model = build_model(random_round(100, seed=3))
+    lp = model.tightened_lp()
+    state = warm.WarmStart()
+    warm.solve_priced(model, lp, COLD, state)
+    monkeypatch.setattr(warm, "_price", broken)
+    out = warm.solve_priced(model, lp, COLD, state)
+    assert state.empty  # reset
+    _assert_same_lp(model, out, solve_relaxation(model, lp, COLD))
+
+
+def test_deadline_already_past() -> None:
+    model = build_model(random_round(100, seed=3))
+    out = warm.solve_priced(model, model.tightened_lp(), COLD, deadline=0.0)
+    assert out.x is None and str(out.termination) == "time_limit"
+    r = round_relaxation(model, model.tightened_lp(), WARM, deadline=0.0)
+    assert is_feasible(model, r.x) and "greedy by value" in r.message
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(round_problems(min_jobs=1, max_jobs=10), st.data())
+def test_property_warm_lp_equals_cold_lp(problem: RoundProblem, data: st.DataObject) -> None:
+    """From any previous round (here: a random sub-round with other deficits), the LP optimum is the cold one."""
+    n = problem.num_jobs
+    keep = data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=n, unique=True))
+    deficit = data.draw(st.lists(st.integers(0, 30).map(lambda v: v / 10), min_size=len(keep), max_size=len(keep)))
+    before = problem.take_jobs(sorted(keep))
+    before = before.replace(deficit=np.array(deficit))
+    state = warm.WarmStart(use_basis=data.draw(st.sampled_from([None, False, True])))
+    m0 = build_model(before)
+    warm.solve_priced(m0, m0.tightened_lp(), COLD, state)
+    model = build_model(problem)
+    lp = model.tightened_lp()
+    out = warm.solve_priced(model, lp, COLD, state)
+    _assert_same_lp(model, out, solve_relaxation(model, lp, COLD))
+    r = round_relaxation(model, lp, WARM, warm=state)
+    _assert_rules(model, r)
+
+
+# ---------------------------------------------------------------------------------------------- options, Engine, policy
+def test_option_is_checked() -> None:
+    with pytest.raises(InvalidInputError, match="warm_start"):
+        SolveOptions(warm_start=1)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="applies to mode fast only"):
+        SolveOptions(warm_start=True).for_mode("exact")
+    assert SolveOptions().warm_start is False
+    with pytest.raises(InvalidInputError, match="use_basis"):
+        warm.WarmStart(use_basis=1)  # type: ignore[arg-type]
+
+
+def _jobs(p: RoundProblem) -> list[dict]:
+    return [{k: v for k, v in j.items() if k != "deficit"} for j in p.to_dict()["jobs"]]
+
+
+def test_engine_keeps_its_warm_start_between_plans() -> None:
+    problems = _rounds(120, 4, churn=3, seed=2)
+    gpus = dict(zip(problems[0].gpu_types, problems[0].capacity.tolist()))
+    hot = Engine(gpus, options={"warm_start": True}, priority="none")
+    cold = Engine(gpus, priority="none")
+    for p in problems:
+        a = hot.plan(_jobs(p))
+        b = cold.plan(_jobs(p))
+        assert a.bound == pytest.approx(b.bound, rel=1e-6)  # LP bound or a polished one: both certified
+        assert a.objective <= a.bound + 1e-6 and b.objective <= b.bound + 1e-6
+        hot.commit(a)
+        cold.commit(b)
+        if dict(hot.deficits) != dict(cold.deficits):  # a tie broken otherwise: the rounds diverge from here
+            break
+    assert hot._warm.rounds >= 1
+    assert cold._warm.rounds == 0
+    assert "warm_start" in hot.state()["options"]
+    again = Engine.from_state(hot.state())
+    assert again.options.warm_start and again._warm.empty  # not saved: the first plan after a load is cold
+
+
+def test_engine_plan_again_within_a_round_starts_from_the_basis() -> None:
+    p = random_round(300, seed=6)
+    gpus = dict(zip(p.gpu_types, p.capacity.tolist()))
+    eng = Engine(gpus, options={"warm_start": True}, priority="none")
+    jobs = _jobs(p)
+    first = eng.plan(jobs[:-2])
+    assert not eng._warm.seeded
+    again = eng.plan(jobs)  # two arrivals before the round starts: the plan is made again, deficits unchanged
+    assert eng._warm.seeded and eng._warm.used_basis
+    cold = Engine(gpus, priority="none").plan(jobs)
+    assert again.bound == pytest.approx(cold.bound, rel=1e-9)
+    assert first.objective <= first.bound + 1e-6
+
+
+def test_policy_cache_pickles_empty_and_is_not_compared() -> None:
+    pol = FairsharePolicy(options={"warm_start": True})
+    state = RoundState.first_round(build_model(random_round(60, seed=1)), time=0.0)
+    pol.allocate(state)
+    assert not pol._warm._state.empty
+    copy = pickle.loads(pickle.dumps(pol))
+    assert copy == pol and repr(copy) == repr(pol)
+    assert copy._warm._state.empty
+    assert dataclasses.replace(pol, mode="fast")._warm is not pol._warm
+
+
+def test_policy_resets_its_state_for_a_new_run() -> None:
+    pol = FairsharePolicy(options={"warm_start": True}, priority="none")
+    model = build_model(random_round(60, seed=1))
+    pol.allocate(RoundState.first_round(model, time=0.0))
+    pol.allocate(RoundState.first_round(model, time=360.0))
+    assert pol._warm._state.rounds == 2 and pol._warm._state.seeded
+    pol.allocate(RoundState.first_round(model, time=0.0))  # time went back: a new run
+    assert pol._warm._state.rounds == 3 and not pol._warm._state.seeded
+
+
+def test_policy_warm_and_cold_agree_on_a_round() -> None:
+    model = build_model(random_round(300, seed=8))
+    state = RoundState.first_round(model, time=0.0)
+    hot = FairsharePolicy(options={"warm_start": True}, priority="none").allocate(state)
+    cold = FairsharePolicy(priority="none").allocate(state)
+    assert hot.objective == pytest.approx(cold.objective, rel=1e-9)
+
+
+def test_warm_start_pickles_empty() -> None:
+    state = warm.WarmStart(use_basis=True)
+    model = build_model(random_round(40, seed=0))
+    warm.solve_priced(model, model.tightened_lp(), COLD, state)
+    copy = pickle.loads(pickle.dumps(state))
+    assert copy.empty and copy.use_basis and not state.empty
+
+
+# ---------------------------------------------------------------------------------------------- benchmark smoke
+def test_bench_warm_quick(tmp_path) -> None:
+    mod = load_example("bench_warm")
+    assert mod.main(["--quick", "--jobs", "96", "--rounds", "3", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "bench_warm.md").read_text()
+    for variant in mod.VARIANTS:
+        assert f"| {variant} |" in text
+
+
+def test_fractional_and_empty_rounds() -> None:
+    frac = RoundProblem.from_dict({"gpus": {"A": 2, "B": 1}, "jobs": [
+        {"id": "a", "scale": 0.5, "throughput": {"A": 2.0, "B": 3.0}},
+        {"id": "b", "scale": 0.25, "throughput": {"A": 1.0}},
+        {"id": "c", "scale": 1, "throughput": {"A": 4.0, "B": 5.0}},
+        {"id": "d", "scale": 2, "throughput": {"A": 6.0}}]})
+    model = build_model(frac)
+    lp = model.tightened_lp()
+    state = warm.WarmStart()
+    for _ in range(2):
+        _assert_same_lp(model, warm.solve_priced(model, lp, COLD, state), solve_relaxation(model, lp, COLD))
+    empty = RoundProblem.from_dict({"gpus": {"A": 1}, "jobs": []})
+    with warm.use(state):
+        a = allocate(empty, mode="fast", warm_start=True)
+    assert a.placements == ()
