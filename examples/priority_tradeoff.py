@@ -17,7 +17,7 @@ Usage::
     python examples/priority_tradeoff.py \\
         --main docs/results/main_comparison.csv \\
         --rules docs/results/priority_rules.csv docs/results/priority_rules_eps.csv \\
-        --out docs/results
+        --anchor "remaining p=1:fairshare" "none:fairshare-none" --out docs/results
 """
 
 from __future__ import annotations
@@ -60,6 +60,21 @@ def read_curves(rule_csvs: Sequence[Path]) -> dict[tuple[str, float], dict[str, 
         for pts in rules.values():
             pts.sort()
     return out
+
+
+def anchor(points: dict[tuple[str, float], dict[str, tuple[float, float, float]]],
+           curves: dict[tuple[str, float], dict[str, list[tuple[float, float, float, float]]]],
+           rule: str, policy: str) -> None:
+    """Add ``policy``'s main-comparison point to ``rule``'s curve as its epsilon-0 point.
+
+    In every setting where the policy has a point and the rule none at epsilon 0 (same traces, same policy
+    options: the same run).
+    """
+    for key, pts in points.items():
+        if policy in pts and not any(q[0] == 0.0 for q in curves[key][rule]):
+            jct, unfair, rho = pts[policy]
+            curves[key][rule].append((0.0, jct, unfair, rho))
+            curves[key][rule].sort()
 
 
 def draw(points: dict[tuple[str, float], dict[str, tuple[float, float, float]]],
@@ -122,10 +137,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("docs/results"))
     ap.add_argument("--settings", nargs="+", default=None, metavar="CLUSTER@LOAD",
                     help="settings to draw, e.g. het108@4 (default: both clusters at 4 jobs/h)")
+    ap.add_argument("--anchor", nargs="+", default=[], metavar="RULE:POLICY",
+                    help="start RULE's curve at POLICY's point of the main comparison, as epsilon 0 (the main "
+                         "comparison runs at epsilon 0), e.g. 'remaining p=1:fairshare' 'none:fairshare-none'")
     args = ap.parse_args(argv)
     settings = SETTINGS if args.settings is None else tuple(
         (s.split("@")[0], float(s.split("@")[1])) for s in args.settings)
     points, curves = read_points(args.main), read_curves(args.rules)
+    for spec in args.anchor:
+        rule, sep, policy = spec.rpartition(":")
+        if not sep or not rule:
+            ap.error(f"--anchor {spec!r}: must be RULE:POLICY")
+        anchor(points, curves, rule, policy)
     missing = [k for k in settings if k not in points and k not in curves]
     if missing:
         ap.error(f"no rows for {missing} in {args.main} or {[str(p) for p in args.rules]}")

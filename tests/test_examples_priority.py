@@ -89,3 +89,21 @@ def test_worst_jobs_quick_writes_consistent_tables(tmp_path: Path) -> None:
         assert r["cause"] in mod.CAUSES
     counts = {c: sum(r["cause"] == c for r in rows) for c in mod.CAUSES}
     assert "causes: " + ", ".join(f"{c} {n}" for c, n in counts.items()) + f" (of {len(rows)} unfair jobs)" in md
+
+
+def test_tradeoff_anchor_starts_a_curve_at_the_policys_point(rules_out: Path, tmp_path: Path) -> None:
+    main_csv = tmp_path / "main.csv"
+    header = "cluster,load (jobs/h),policy,mean_jct_h_mean,unfair_fraction_mean,max_rho_mean\n"
+    main_csv.write_text(header + "het108,6,fairshare-x,17.5,0.02,1.3\n")
+    mod = load_example("priority_tradeoff")
+    points = mod.read_points(main_csv)
+    curves = mod.read_curves([rules_out / "priority_rules.csv"])
+    before = list(curves[("het108", 6.0)]["none"])
+    assert all(q[0] == 0.0 for q in before)                      # the quick run is at epsilon 0 already
+    mod.anchor(points, curves, "none", "fairshare-x")
+    assert curves[("het108", 6.0)]["none"] == before             # an existing epsilon-0 point is kept
+    mod.anchor(points, curves, "new rule", "fairshare-x")
+    assert curves[("het108", 6.0)]["new rule"] == [(0.0, 17.5, 0.02, 1.3)]
+    with pytest.raises(SystemExit):
+        mod.main(["--main", str(main_csv), "--rules", str(rules_out / "priority_rules.csv"), "--out",
+                  str(tmp_path / "o"), "--settings", "het108@6", "--anchor", "no-separator"])
