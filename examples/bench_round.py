@@ -77,6 +77,19 @@ def wide_weight_round(n: int, seed: int) -> RoundProblem:
     return p.replace(weight=10.0 ** np.random.default_rng(seed + 1000).uniform(-6.0, 6.0, n))
 
 
+def fractional_round(n: int, seed: int) -> RoundProblem:
+    """A catalog-shaped round in which 30 % of the one-GPU jobs ask for 0.1-0.7 of a GPU (steps of 0.05)."""
+    p = random_round(n, seed=seed)
+    rng = np.random.default_rng(seed + 2000)
+    one = np.flatnonzero(p.scale == 1)
+    part = rng.choice(one, size=int(0.3 * len(one)), replace=False)
+    scale = p.scale.astype(np.float64)
+    scale[part] = np.round(rng.uniform(0.1, 0.7, len(part)) / 0.05) * 0.05
+    keep = ~np.isin(p.pair_jobs, part).any(axis=1)  # a job asking for part of a GPU is no pair candidate
+    return p.replace(scale=scale, pair_jobs=p.pair_jobs[keep], pair_gpu=p.pair_gpu[keep],
+                     pair_throughput=p.pair_throughput[keep])
+
+
 def _knobs(n: int, lam: float, eps: float) -> Callable[[int], RoundProblem]:
     return lambda seed: random_round(n, seed=seed, fairness_weight=lam, epsilon=eps)
 
@@ -87,6 +100,8 @@ FAMILIES: dict[str, tuple[int, Callable[[int], RoundProblem]]] = {
     "lambda=1, 6 pairs/job": (200, lambda seed: random_round(200, seed=seed, fairness_weight=1.0, pairs_per_job=6.0)),
     "same throughputs": (256, lambda seed: same_throughput_round(256, seed)),
     "weights 1e-6..1e6": (256, lambda seed: wide_weight_round(256, seed)),
+    "fractional 30 %, n=256": (256, lambda seed: fractional_round(256, seed)),
+    "fractional 30 %, n=1024": (1024, lambda seed: fractional_round(1024, seed)),
 }
 """Quality families: name -> (jobs, round of a seed)."""
 
@@ -355,7 +370,8 @@ def bench_profile(sizes: list[int], partitions: int | None, out: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[64, 256, 1024, 2048, 8192])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[64, 256, 1024, 2048, 8192],
+                    help="sizes of the catalog rounds (none: only the families)")
     ap.add_argument("--seeds", type=int, default=3, help="random rounds per size (seeds 0..k-1)")
     ap.add_argument("--exact-limit", type=float, default=60.0, help="time limit of exact, s")
     ap.add_argument("--families", nargs="+", default=["all"],
