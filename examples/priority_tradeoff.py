@@ -32,6 +32,10 @@ from pathlib import Path
 SETTINGS: tuple[tuple[str, float], ...] = (("het108", 4.0), ("het108+h200", 4.0))
 #: policies of the main comparison left out of the picture (their points are far off the scale)
 FAR_OFF = ("fifo",)
+#: a policy whose mean JCT is above this multiple of the best is named in the panel's title, not drawn
+ZOOM = 1.15
+#: colours of the peers' points: none of C0, C1 (the curves) or C7 (grey, fairshare-none's point)
+PEER_COLORS = ("C2", "C3", "C4", "C5", "C6", "C8", "C9")
 
 
 def read_points(main_csv: Path) -> dict[tuple[str, float], dict[str, tuple[float, float, float]]]:
@@ -88,12 +92,16 @@ def draw(points: dict[tuple[str, float], dict[str, tuple[float, float, float]]],
     FigureCanvasAgg(fig)
     axes = fig.subplots(len(settings), 2, squeeze=False)
     for row, key in enumerate(settings):
+        pts_here = {n: p for n, p in points.get(key, {}).items() if n not in FAR_OFF}
+        best = min([p[0] for p in pts_here.values()] + [q[1] for c in curves.get(key, {}).values() for q in c])
+        near = {n: p for n, p in pts_here.items() if p[0] <= ZOOM * best}
+        off = sorted(set(pts_here) - set(near))
         for col, (idx, xlabel) in enumerate(((1, "unfair fraction (rho > 1.05)"), (2, "max rho (worst job)"))):
             ax = axes[row][col]
-            for name, p in sorted(points.get(key, {}).items()):
-                if name in FAR_OFF:
-                    continue
-                ax.scatter([p[idx]], [p[0]], marker="o" if name.startswith("fairshare") else "s", s=36, zorder=3)
+            for i, (name, p) in enumerate(sorted(near.items())):
+                own = name.startswith("fairshare")  # fairshare's points in black and grey, the curves in C0, C1
+                color = ("black" if name == "fairshare" else "0.55") if own else PEER_COLORS[i % len(PEER_COLORS)]
+                ax.scatter([p[idx]], [p[0]], marker="o" if own else "s", s=36, zorder=3, color=color)
                 ax.annotate(name, (p[idx], p[0]), textcoords="offset points", xytext=(4, 3), fontsize=7)
             for rule, pts in sorted(curves.get(key, {}).items()):
                 xs, ys = [q[idx + 1] for q in pts], [q[1] for q in pts]
@@ -105,7 +113,10 @@ def draw(points: dict[tuple[str, float], dict[str, tuple[float, float, float]]],
                 ax.axvline(1.05, color="0.7", linewidth=0.8)
             ax.set_xlabel(xlabel)
             ax.set_ylabel("mean JCT (h)")
-            ax.set_title(f"{key[0]}, {key[1]:g} jobs/h (mean over seeds)", fontsize=9)
+            title = f"{key[0]}, {key[1]:g} jobs/h (mean over seeds)"
+            if off:
+                title += f"\noff the scale (mean JCT > {ZOOM:g}x the best): {', '.join(off)}"
+            ax.set_title(title, fontsize=8)
             ax.grid(True, alpha=0.3)
             if row == 0 and col == 0 and curves.get(key):
                 ax.legend(fontsize=6, loc="best")
