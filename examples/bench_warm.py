@@ -42,45 +42,14 @@ from pathlib import Path
 
 import numpy as np
 
-from fairshare.fair_share import next_deficit
 from fairshare.formulation import build_model
 from fairshare.methods import fast, warm
 from fairshare.methods.options import SolveOptions
 from fairshare.problem import RoundProblem
-from fairshare.testing.random_rounds import random_round
+from fairshare.testing.consecutive import consecutive_rounds
 
 VARIANTS = ("cold", "priced", "warm", "warm-prices", "warm+basis")
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results"
-
-
-def consecutive_rounds(jobs: int, rounds: int, *, churn: int = 8, seed: int = 0, fairness_weight: float = 100.0,
-                       epsilon: float = 0.0, carry_deficits: bool = True) -> list[RoundProblem]:
-    """``rounds`` consecutive rounds of about ``jobs`` jobs (see the module documentation).
-
-    Deficits are carried from ``fast``'s placement of each round (cold, default options); with
-    ``carry_deficits=False`` they stay as drawn, so that consecutive rounds differ by arrivals and departures
-    only.
-    """
-    pool = random_round(jobs + rounds * churn, seed=seed, num_gpus=max(8, jobs // 2),
-                        fairness_weight=fairness_weight, epsilon=epsilon)
-    rng = np.random.default_rng(seed + 1)
-    active = np.arange(jobs)
-    arriving = jobs
-    deficit = pool.deficit.copy()
-    out = []
-    for _ in range(rounds):
-        rows = np.sort(active)
-        p = pool.take_jobs(rows).replace(deficit=deficit[rows])
-        out.append(p)
-        if carry_deficits:
-            m = build_model(p)
-            x = fast.solve(m, SolveOptions()).x
-            assert x is not None
-            deficit[rows] = next_deficit(p.deficit, p.epsilon, m.evaluate(x).rho)
-        gone = rng.choice(len(active), size=min(churn, len(active) - 1), replace=False)
-        active = np.concatenate([np.delete(active, gone), np.arange(arriving, arriving + len(gone))])
-        arriving += len(gone)
-    return out
 
 
 @dataclass

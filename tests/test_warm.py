@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from fairshare import Engine, allocate
 from fairshare.errors import InvalidInputError
-from fairshare.fair_share import next_deficit
 from fairshare.formulation import build_model
 from fairshare.methods import fast, warm
 from fairshare.methods.fast import polish_thresholds, round_relaxation
@@ -23,6 +22,7 @@ from fairshare.methods.solved import relative_gap
 from fairshare.policies.base import RoundState
 from fairshare.policies.fairshare import FairsharePolicy
 from fairshare.problem import RoundProblem
+from fairshare.testing.consecutive import consecutive_rounds
 from fairshare.testing.random_rounds import random_round
 from fairshare.testing.strategies import round_problems
 from tests._examples import load_example
@@ -40,23 +40,7 @@ def _price_small_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _rounds(jobs: int, rounds: int, *, churn: int = 4, seed: int = 0, **kw: float) -> list[RoundProblem]:
     """Consecutive rounds: ``churn`` departures and arrivals per round, deficits carried from fast."""
-    pool = random_round(jobs + rounds * churn, seed=seed, num_gpus=max(8, jobs // 2), **kw)
-    rng = np.random.default_rng(seed)
-    active = np.arange(jobs)
-    arriving = jobs
-    deficit = pool.deficit.copy()
-    out = []
-    for _ in range(rounds):
-        rows = np.sort(active)
-        p = pool.take_jobs(rows).replace(deficit=deficit[rows])
-        out.append(p)
-        m = build_model(p)
-        x = fast.solve(m, COLD).x
-        deficit[rows] = next_deficit(p.deficit, p.epsilon, m.evaluate(x).rho)
-        gone = rng.choice(len(active), size=churn, replace=False)
-        active = np.concatenate([np.delete(active, gone), np.arange(arriving, arriving + churn)])
-        arriving += churn
-    return out
+    return consecutive_rounds(jobs, rounds, churn=churn, seed=seed, **kw)
 
 
 def _assert_same_lp(model, priced, cold) -> None:
