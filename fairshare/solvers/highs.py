@@ -231,18 +231,10 @@ def solve_highs(
     if status == highspy.HighsStatus.kError:
         raise SolverError("HiGHS rejected the model (passModel returned kError); please report this round")
     # No setSolution: HiGHS 1.16 returned a start given that way as "optimal" with a wrong objective.
-    with scheduler(threads) as pool_threads:
-        if pool_threads is not None:
-            h.setOptionValue("threads", pool_threads)
-        t0 = time.perf_counter()
-        if deadline is not None:
-            left = deadline - t0  # HiGHS's clock starts at run: the time spent passing the model is taken off
-            if left <= 0:
-                return SolverOutcome(None, float("nan"), float("inf"), Termination.TIME_LIMIT,
-                                     "Time limit reached before the solve started", 0.0)
-            h.setOptionValue("time_limit", left)
-        run_status = h.run()
-        seconds = time.perf_counter() - t0
+    ran = _run_by(h, threads, deadline)
+    if ran is None:
+        return _too_late()
+    run_status, seconds = ran
     if run_status == highspy.HighsStatus.kError:
         raise SolverError(f"HiGHS failed to run (model status {h.modelStatusToString(h.getModelStatus())!r}); "
                           "check the options (for example `threads`) or report the round")
@@ -348,18 +340,10 @@ class IncrementalLP:
     def run(self, deadline: float | None = None) -> SolverOutcome:
         """Solve from the current basis; the outcome carries the column and row duals (LP)."""
         h = self.highs
-        with scheduler(self.threads) as pool_threads:
-            if pool_threads is not None:
-                h.setOptionValue("threads", pool_threads)
-            t0 = time.perf_counter()
-            if deadline is not None:
-                left = deadline - t0
-                if left <= 0:
-                    return SolverOutcome(None, float("nan"), float("inf"), Termination.TIME_LIMIT,
-                                         "Time limit reached before the solve started", 0.0)
-                h.setOptionValue("time_limit", left)
-            run_status = h.run()
-            seconds = time.perf_counter() - t0
+        ran = _run_by(h, self.threads, deadline)
+        if ran is None:
+            return _too_late()
+        run_status, seconds = ran
         self.passes += 1
         if run_status == highspy.HighsStatus.kError:
             raise SolverError(f"HiGHS failed to run (model status {h.modelStatusToString(h.getModelStatus())!r})")
@@ -387,3 +371,28 @@ class IncrementalLP:
             return None
         return (np.fromiter((int(s) for s in b.col_status), np.int8, self.num_cols),
                 np.fromiter((int(s) for s in b.row_status), np.int8, len(b.row_status)))
+
+
+def _run_by(h: Any, threads: int | None, deadline: float | None) -> tuple[Any, float] | None:
+    """``h.run()`` by ``deadline``: ``(run status, seconds)``, or None if the deadline passed before the run.
+
+    The run uses the thread budget of :func:`scheduler`; HiGHS's time limit is what is left. HiGHS's clock
+    starts at ``run``, so time spent before (passing the model, pricing) is taken off here.
+    """
+    with scheduler(threads) as pool_threads:
+        if pool_threads is not None:
+            h.setOptionValue("threads", pool_threads)
+        t0 = time.perf_counter()
+        if deadline is not None:
+            left = deadline - t0
+            if left <= 0:
+                return None
+            h.setOptionValue("time_limit", left)
+        run_status = h.run()
+        return run_status, time.perf_counter() - t0
+
+
+def _too_late() -> SolverOutcome:
+    """The outcome of a solve whose deadline passed before HiGHS started."""
+    return SolverOutcome(None, float("nan"), float("inf"), Termination.TIME_LIMIT,
+                         "Time limit reached before the solve started", 0.0)
