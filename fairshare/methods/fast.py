@@ -34,7 +34,7 @@ from fairshare.allocation import Status
 from fairshare.formulation import LinearProgram, RoundModel
 from fairshare.methods.lp import lp_algorithm, solve_relaxation
 from fairshare.methods.options import SolveOptions
-from fairshare.methods.rounding import greedy_round, improve, polish
+from fairshare.methods.rounding import dot, greedy_round, improve, polish
 from fairshare.methods.solved import Solved, relative_gap
 from fairshare.methods.warm import WarmStart, solve_priced
 from fairshare.methods.warm import current as current_warm_start
@@ -171,22 +171,6 @@ def solve(model: RoundModel, opts: SolveOptions) -> Solved:
     gap = relative_gap(r.bound, dot(model.value, r.x))
     return Solved(r.x, Status.HEURISTIC, gap, r.bound + model.obj_null, r.message, None, build_s,
                   time.perf_counter() - t1)
-
-
-def dot(a: np.ndarray, b: np.ndarray) -> float:
-    """``a @ b`` of two 1-D arrays, summed by numpy itself rather than by BLAS.
-
-    A multithreaded BLAS (OpenBLAS) hands a long dot product to its worker threads and waits for them; on a
-    machine whose cores are busy that wait took 16 ms for the 11,586 columns of a 2,048-job round, against
-    10 microseconds here, and a fast round computes several such products (measured on the project's 2-core
-    machine under load; docs/performance.md, "Warm rounds").
-
-    Examples
-    --------
-    >>> dot(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
-    11.0
-    """
-    return float(np.einsum("i,i->", a, b))
 
 
 def polish_thresholds(model: RoundModel, opts: SolveOptions) -> tuple[float, float]:
