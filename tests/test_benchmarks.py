@@ -33,3 +33,28 @@ def test_bench_simulation_small(tmp_path) -> None:
     assert mod.main(["--jobs", "12", "--jobs-per-hour", "30", "--out", str(tmp_path)]) == 0
     text = (tmp_path / "bench_simulation.md").read_text()
     assert "12 of 12 jobs finished" in text
+
+
+def test_bench_long_trace_small(tmp_path) -> None:
+    mod = load("bench_long_trace")
+    assert mod.main(["--jobs", "300", "--rounds", "40", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "bench_long_trace.md").read_text()
+    assert "offered load" in text
+    rows = [line for line in text.splitlines() if line.startswith(("| default |", "| no-polish |"))]
+    assert len(rows) == 2
+    default, plain = ([c.strip() for c in r.strip("|").split("|")] for r in rows)
+    assert default[1] == plain[1] == "40"                       # the same rounds were replayed
+    assert default[-2].split(" / ")[0] == plain[-2].split(" / ")[0]  # the same trace: same first round
+    assert float(plain[7].split()[0]) == 0.0                    # no polish time without the polish
+    assert "Wall time per round, no-polish / default:" in text
+
+
+def test_no_polish_quality_quick(tmp_path) -> None:
+    assert load("no_polish_quality").main(["--quick", "--workers", "1", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "no_polish_quality.md").read_text()
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines()
+            if line.startswith(("| het108 | ", "| het108+h200 | "))]
+    assert {(r[0], r[1]) for r in rows if r[1] in ("default", "no-polish")} == {
+        (c, v) for c in ("het108", "het108+h200") for v in ("default", "no-polish")}
+    ratios = [r for r in rows if r[1] == "0"]  # seed-by-seed rows
+    assert len(ratios) == 2 and all(float(r[2]) > 0 for r in ratios)

@@ -81,3 +81,37 @@ def test_fast_is_within_its_certified_gap(problem) -> None:
     tol = 1e-6 * max(1.0, abs(exact.value_gain))
     assert fast.value_gain <= exact.value_gain + tol
     assert fast.bound - fast.obj_null >= exact.value_gain - tol  # the bound is a bound
+
+
+def test_polish_false_returns_the_greedy_rounding() -> None:
+    # a round where the default polishes: without polish the greedy rounding comes back, feasible, never better,
+    # and with a bound that still holds against exact's optimum
+    problem = random_round(64, seed=0, fairness_weight=10.0, epsilon=0.3)
+    default = allocate(problem, mode="fast")
+    assert "local search" in default.message or "polished" in default.message
+    plain = allocate(problem, mode="fast", polish=False)
+    assert plain.message.endswith("; rounded")
+    assert allocation_violations(problem, plain) == []
+    assert plain.objective <= default.objective + 1e-9 * abs(default.objective)
+    same = allocate(problem, mode="fast", polish_gap=1.0, polish_efficiency_gap=1.0)  # neither gap triggers
+    assert plain.placements == same.placements
+    exact = allocate(problem, mode="exact")
+    assert plain.bound >= exact.objective - 1e-6 * abs(exact.objective)
+    assert plain.mip_gap == pytest.approx((plain.bound - plain.objective) / (plain.bound - plain.obj_null), rel=1e-6)
+
+
+@given(round_problems(max_jobs=10))
+def test_fast_without_polish_is_feasible_and_bounded(problem) -> None:
+    plain = allocate(problem, mode="fast", polish=False)
+    exact = allocate(problem, mode="exact")
+    assert allocation_violations(problem, plain) == []
+    tol = 1e-6 * max(1.0, abs(exact.value_gain))
+    assert plain.value_gain <= exact.value_gain + tol
+    assert plain.bound - plain.obj_null >= exact.value_gain - tol
+
+
+def test_polish_option_is_checked() -> None:
+    with pytest.raises(InvalidInputError, match=r"`polish` = 'no': must be True or False"):
+        SolveOptions(polish="no")
+    with pytest.raises(InvalidInputError, match=r"`polish` = False: applies to mode fast only"):
+        allocate(random_round(16, seed=0), mode="exact", polish=False)

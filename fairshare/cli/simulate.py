@@ -49,6 +49,10 @@ DEFAULT_CLUSTER = "V100=36,P100=36,K80=36"
 BUILTIN_CLUSTER = "V100=8,P100=8,K80=8"
 
 
+LONG_REPLAY_ROUNDS = 1000
+"""The overload warning is printed for runs that plan at least this many rounds while jobs arrive."""
+
+
 def parse_policy(text: str) -> tuple[str, dict[str, Any], str]:
     """``"gavel:space_sharing=true"`` -> ``("gavel", {"space_sharing": True}, "gavel:space_sharing=true")``.
 
@@ -168,6 +172,11 @@ def _run(args: Namespace, policies: list[str]) -> int:
             opts["mode"] = args.mode
         if name == "fairshare" and "priority" not in opts and args.priority:
             opts["priority"] = args.priority
+        if name == "fairshare" and args.no_polish:
+            if opts.get("mode", "fast") != "fast":
+                raise InvalidInputError("--no-polish", True, f"applies to the fast mode only, not to mode "
+                                                             f"{opts.get('mode')!r} ({label})")
+            opts["options"] = {**dict(opts.get("options") or {}), "polish": False}
         specs.append(RunSpec(policy=name, cluster=cluster, trace=trace, policy_options=opts, sim_options=sim,
                              label=label, catalog=tuple(args.catalog or ())))
     if len(specs) == 1 or args.workers == 1:
@@ -206,6 +215,7 @@ def _modern_types() -> tuple[str, ...]:
 
 def _preflight(args: Namespace, trace: dict[str, Any], cat: Any, cluster: str) -> None:
     """Read (or generate) the trace once here, so that bad input is reported before any process starts."""
+    from fairshare.sim.load import offered_load
     from fairshare.sim.simulator import SimConfig, check_run
     from fairshare.sim.traces import generate_trace, read_trace
 
@@ -223,6 +233,16 @@ def _preflight(args: Namespace, trace: dict[str, Any], cat: Any, cluster: str) -
         except InvalidInputError as exc:
             raise InvalidInputError(f"--{exc.field.replace('_', '-')}", exc.value, exc.reason) from None
     check_run(tr, cluster, cat, cfg)
+    load = offered_load(tr, cluster, cat)
+    planned = load.span_seconds / cfg.round_length  # rounds while jobs arrive, unless the run is cut shorter
+    if cfg.max_rounds is not None:
+        planned = min(planned, cfg.max_rounds)
+    if cfg.until is not None:
+        planned = min(planned, cfg.until / cfg.round_length)
+    if load.overloaded and planned >= LONG_REPLAY_ROUNDS:
+        print(f"fairshare: warning: {load.describe()}. The queue grows for as long as jobs arrive, so each round "
+              "plans more jobs than the last and the replay slows down as it goes (fewer jobs per hour, a larger "
+              "cluster, --until or --max-rounds keep it short)", file=sys.stderr)
 
 
 def _write_results(args: Namespace, out: Any, results: list[Any], trace: dict[str, Any], cluster: str) -> str:
@@ -351,6 +371,10 @@ def _common(p: ArgumentParser) -> None:
     sim.add_argument("--mode", choices=("fast", "exact"), default=None, help="solve mode of the fairshare policy")
     sim.add_argument("--priority", choices=("none", "remaining", "finish-time"), default=None,
                      help="priority rule of the fairshare policy (default: the policy's)")
+    sim.add_argument("--no-polish", action="store_true",
+                     help="fast mode of the fairshare policy without the local search and polish MILP: each round "
+                          "is the greedy rounding of the LP (gap still certified); for long replays, about 10x "
+                          "less policy time per round")
     sim.add_argument("--until", type=float, default=None, metavar="HOURS",
                      help="horizon: start no round after this simulated time; unfinished jobs are counted apart")
     sim.add_argument("--max-rounds", type=int, default=None, metavar="N", help="stop after N rounds")

@@ -1,10 +1,10 @@
 """``fast``: the tightened LP relaxation rounded to a feasible placement, then improved when the gap is large.
 
 Steps (:mod:`fairshare.methods.rounding` has the details and guarantees): solve the tightened LP; round
-greedily with a fill step; when the rounding is not good enough, run the local search (rounds of at most
-:data:`LOCAL_SEARCH_MAX_COLUMNS` columns) and, if it is still not good enough, the polish MILP (stopping at a
-relative gap of :data:`POLISH_MIP_GAP`). The result is always feasible; its status is ``heuristic`` and
-``mip_gap`` is certified by the LP bound.
+greedily with a fill step; unless ``polish=False``, when the rounding is not good enough, run the local
+search (rounds of at most :data:`LOCAL_SEARCH_MAX_COLUMNS` columns) and, if it is still not good enough,
+the polish MILP (stopping at a relative gap of :data:`POLISH_MIP_GAP`). The result is always feasible; its
+status is ``heuristic`` and ``mip_gap`` is certified by the LP bound.
 
 "Good enough" is decided from two gaps (:func:`polish_thresholds`):
 
@@ -135,6 +135,9 @@ def round_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *
         return Rounded(x, max(value_bound(model), dot(model.value, x)),
                        f"LP {out.message}; greedy by value", lp_seconds, time.perf_counter() - t1)
     x = greedy_round(model, out.x)
+    if not opts.polish:
+        return Rounded(x, out.bound, f"LP {out.message}; rounded", lp_seconds, time.perf_counter() - t1, 0.0,
+                       out.row_dual, out.bound)
     small = model.columns.num <= LOCAL_SEARCH_MAX_COLUMNS
     value_gap, eff_gap = polish_thresholds(model, opts)
     done = f"LP {out.message}; rounded"

@@ -80,6 +80,12 @@ class SolveOptions:
         ``fast``: also improve the rounding when its efficiency ``E`` falls short of the LP solution's ``E`` by
         more than this fraction (default ``None``: 1 %). With a small fairness weight a small value gap can
         hide a large efficiency gap.
+    polish : bool
+        ``fast``: improve the greedy rounding when it is not good enough (the local search, then the polish
+        MILP; see ``polish_gap``). ``False``: return the greedy rounding with its fill step as it is (still
+        feasible, its gap to the LP bound still certified and reported); about 10 times less policy time per
+        round in long simulations, where most rounds are polished otherwise (docs/performance.md, "A long
+        replay"). Default ``True``.
     warm_start : bool
         ``fast``: solve the tightened LP by pricing (a restricted set of columns, grown until no column prices
         out: the same optimum as the whole LP) and, when a :class:`~fairshare.methods.warm.WarmStart` is
@@ -114,6 +120,7 @@ class SolveOptions:
     polish_seconds: float = 1.0
     polish_gap: float | None = None
     polish_efficiency_gap: float | None = None
+    polish: bool = True
     warm_start: bool = False
     partitions: int = 1
     verbose: bool = False
@@ -145,6 +152,8 @@ class SolveOptions:
         if not (isinstance(self.partitions, int) and not isinstance(self.partitions, bool)
                 and 1 <= self.partitions <= MAX_PARTITIONS):
             raise InvalidInputError("partitions", self.partitions, f"must be an integer from 1 to {MAX_PARTITIONS}")
+        if not isinstance(self.polish, bool):
+            raise InvalidInputError("polish", self.polish, "must be True or False")
         if not isinstance(self.warm_start, bool):
             raise InvalidInputError("warm_start", self.warm_start, "must be True or False")
         if not isinstance(self.verbose, bool):
@@ -189,6 +198,7 @@ APPLIES_TO: dict[str, tuple[str, ...]] = {
     "polish_seconds": ("fast",),
     "polish_gap": ("fast",),
     "polish_efficiency_gap": ("fast",),
+    "polish": ("fast",),
     "partitions": ("fast",),
     "warm_start": ("fast",),
 }
