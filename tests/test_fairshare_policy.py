@@ -43,3 +43,23 @@ def test_epsilon_override_changes_the_round() -> None:
     a = get_policy("fairshare", mode="exact", epsilon=0.5).allocate(state)
     b = get_policy("fairshare", mode="exact").allocate(state)
     assert a.objective >= b.objective - 1e-6  # more slack never lowers the optimum
+
+
+def test_the_polish_guard_of_the_policy_is_far_above_its_work_limit() -> None:
+    # a simulation must not depend on the machine's load: the policy's polish stops at its node limit, long
+    # before its time guard; a user's own polish_seconds is kept, and exact gets no fast-only option
+    from fairshare.policies.fairshare import POLICY_POLISH_SECONDS, FairsharePolicy
+
+    assert FairsharePolicy()._solve_options == {"polish_seconds": POLICY_POLISH_SECONDS}
+    assert POLICY_POLISH_SECONDS >= 30
+    assert FairsharePolicy(options={"polish_seconds": 0.5})._solve_options == {"polish_seconds": 0.5}
+    assert FairsharePolicy(mode="exact", options={"time_limit": 5})._solve_options == {"time_limit": 5}
+    p = random_round(64, seed=0, fairness_weight=10.0, epsilon=0.3)  # a round that is polished
+    model = build_model(p)
+    state = RoundState.first_round(model)
+    alloc = FairsharePolicy(priority="none").allocate(state)
+    assert "polished" in alloc.message or "local search" in alloc.message
+    from fairshare import allocate
+
+    unlimited = allocate(p, mode="fast", polish_seconds=1e6)
+    assert alloc.placements == unlimited.placements

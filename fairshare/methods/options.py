@@ -71,7 +71,9 @@ class SolveOptions:
         ``exact`` and ``lp`` only: the array-built model on highspy, or the Pyomo reference model.
     polish_seconds : float
         ``fast``: safety time limit of the polish MILP, which is bounded by 200 branch-and-bound nodes so
-        that results do not depend on machine load (0 disables polish).
+        that results do not depend on machine load (0 disables the MILP). On a heavily loaded machine the
+        1 s default can bind, and the placement then depends on the load; the ``fairshare`` policy of the
+        simulator sets 60 s for that reason (docs/performance.md, "Reproducible simulations").
     polish_gap : float, optional
         ``fast``: run the local search and the polish MILP when the certified relative gap to the LP bound
         exceeds this (or the efficiency gap exceeds ``polish_efficiency_gap``); the MILP stops at a relative gap
@@ -84,8 +86,8 @@ class SolveOptions:
         ``fast``: improve the greedy rounding when it is not good enough (the local search, then the polish
         MILP; see ``polish_gap``). ``False``: return the greedy rounding with its fill step as it is (still
         feasible, its gap to the LP bound still certified and reported); about 10 times less policy time per
-        round in long simulations, where most rounds are polished otherwise (docs/performance.md, "A long
-        replay"). Default ``True``.
+        round in long simulations, where most rounds are polished otherwise, for a mean JCT 1-8 % higher on the
+        main comparison's setting (docs/performance.md, "A long replay"). Default ``True``.
     warm_start : bool
         ``fast``: solve the tightened LP by pricing (a restricted set of columns, grown until no column prices
         out: the same optimum as the whole LP) and, when a :class:`~fairshare.methods.warm.WarmStart` is

@@ -19,6 +19,7 @@ executed, and reported, with the true throughputs.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,18 @@ from fairshare.problem import RoundProblem
 __all__ = ["FairsharePolicy"]
 
 
+POLICY_POLISH_SECONDS = 60.0
+"""Safety time limit of ``fast``'s polish MILP in this policy, unless ``options`` sets ``polish_seconds``.
+
+The polish is bounded by 200 branch-and-bound nodes, a limit of work; its time limit is only a guard. The
+engine's default (1 s) bounds a live scheduler's round, but on a busy machine some polish MILPs reach it and
+stop at a different placement than they would on an idle one: three runs of the same simulation under
+different loads gave three different worst jobs (docs/performance.md, "Reproducible simulations"). In a
+simulation the time of a round matters less than getting the same results on any machine, so the guard is
+set far above what 200 nodes take here (under 1 s on the benchmark's rounds).
+"""
+
+
 @register("fairshare")
 @dataclass(frozen=True)
 class FairsharePolicy(Policy):
@@ -50,7 +63,8 @@ class FairsharePolicy(Policy):
     heterogeneity_aware : bool
         False plans with type-blind throughputs (an ablation; see the module doc).
     options : dict
-        :class:`~fairshare.allocate.SolveOptions` fields (``time_limit``, ``polish_seconds``, ...). With
+        :class:`~fairshare.allocate.SolveOptions` fields (``time_limit``, ``polish_seconds``, ...); in mode
+        ``fast`` the polish's safety time limit is :data:`POLICY_POLISH_SECONDS` unless set here. With
         ``{"warm_start": True}`` (mode ``fast``) the policy keeps a :class:`~fairshare.methods.warm.WarmStart`
         between the rounds of a simulation, in a cache that is left out of comparison and repr, pickles
         empty (a copy in a worker process starts cold) and is reset when a round is not later than the
@@ -71,11 +85,16 @@ class FairsharePolicy(Policy):
     priority_clip: tuple[float, float] | None = None
     _rule: PriorityRule = field(init=False, repr=False, compare=False, default=NoPriority())
     _warm: WarmCache = field(init=False, repr=False, compare=False, default_factory=WarmCache)
+    _solve_options: Any = field(init=False, repr=False, compare=False, default=None)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_rule", rule_from_options(
             {"priority": self.priority, "priority_exponent": self.priority_exponent,
              "priority_clip": self.priority_clip}))
+        opts: Any = self.options
+        if self.mode == "fast" and isinstance(opts, Mapping) and "polish_seconds" not in opts:
+            opts = {**opts, "polish_seconds": POLICY_POLISH_SECONDS}
+        object.__setattr__(self, "_solve_options", opts)
 
     def allocate(self, state: RoundState) -> Allocation:
         """Solve the round in ``mode``: the mode's own allocation, with ``policy="fairshare"``.
@@ -105,11 +124,11 @@ class FairsharePolicy(Policy):
         if self.heterogeneity_aware:
             with self._warm.state(state.time) as warm, use_warm_start(warm):
                 if own_model:
-                    solved = solve_model(state.model, mode=self.mode, options=self.options)
+                    solved = solve_model(state.model, mode=self.mode, options=self._solve_options)
                 else:
-                    solved = allocate(problem, mode=self.mode, options=self.options)
+                    solved = allocate(problem, mode=self.mode, options=self._solve_options)
             return dataclasses.replace(solved, policy=self.name)
-        planned = solve_model(build_model(_type_blind(problem)), mode=self.mode, options=self.options)
+        planned = solve_model(build_model(_type_blind(problem)), mode=self.mode, options=self._solve_options)
         real = state.model if own_model else build_model(problem)
         x = _columns_of(real, planned)
         _check_placement(self.name, real, x)
