@@ -135,9 +135,6 @@ def round_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *
         return Rounded(x, max(value_bound(model), dot(model.value, x)),
                        f"LP {out.message}; greedy by value", lp_seconds, time.perf_counter() - t1)
     x = greedy_round(model, out.x)
-    if not opts.polish:
-        return Rounded(x, out.bound, f"LP {out.message}; rounded", lp_seconds, time.perf_counter() - t1, 0.0,
-                       out.row_dual, out.bound)
     small = model.columns.num <= LOCAL_SEARCH_MAX_COLUMNS
     value_gap, eff_gap = polish_thresholds(model, opts)
     done = f"LP {out.message}; rounded"
@@ -177,7 +174,12 @@ def solve(model: RoundModel, opts: SolveOptions) -> Solved:
 
 
 def polish_thresholds(model: RoundModel, opts: SolveOptions) -> tuple[float, float]:
-    """The value gap and the efficiency gap above which fast improves its rounding (options or defaults)."""
+    """The value gap and the efficiency gap above which fast improves its rounding (options or defaults).
+
+    Both are infinite with ``polish=False``: the greedy rounding is kept whatever its gaps.
+    """
+    if not opts.polish:
+        return float("inf"), float("inf")
     value_gap = opts.polish_gap if opts.polish_gap is not None else POLISH_GAP
     eff_gap = opts.polish_efficiency_gap if opts.polish_efficiency_gap is not None else POLISH_EFFICIENCY_GAP
     return value_gap, eff_gap

@@ -85,16 +85,18 @@ class FairsharePolicy(Policy):
     priority_clip: tuple[float, float] | None = None
     _rule: PriorityRule = field(init=False, repr=False, compare=False, default=NoPriority())
     _warm: WarmCache = field(init=False, repr=False, compare=False, default_factory=WarmCache)
-    _solve_options: Any = field(init=False, repr=False, compare=False, default=None)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_rule", rule_from_options(
             {"priority": self.priority, "priority_exponent": self.priority_exponent,
              "priority_clip": self.priority_clip}))
-        opts: Any = self.options
-        if self.mode == "fast" and isinstance(opts, Mapping) and "polish_seconds" not in opts:
-            opts = {**opts, "polish_seconds": POLICY_POLISH_SECONDS}
-        object.__setattr__(self, "_solve_options", opts)
+
+    @property
+    def _solve_options(self) -> Any:
+        """``options`` with the policy's polish guard (:data:`POLICY_POLISH_SECONDS`) in mode ``fast``."""
+        if self.mode == "fast" and isinstance(self.options, Mapping) and "polish_seconds" not in self.options:
+            return {**self.options, "polish_seconds": POLICY_POLISH_SECONDS}
+        return self.options
 
     def allocate(self, state: RoundState) -> Allocation:
         """Solve the round in ``mode``: the mode's own allocation, with ``policy="fairshare"``.
