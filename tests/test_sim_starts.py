@@ -49,9 +49,10 @@ def first_start(res: SimulationResult, job: str) -> float:
     return min(h.start for h in res.holds if job in h.jobs)
 
 
-def test_the_option_is_validated_and_round_is_the_default() -> None:
-    assert SimConfig().starts == "round"
-    assert SimConfig(starts="idle").to_dict()["starts"] == "idle"
+def test_the_option_is_validated_and_idle_is_the_default() -> None:
+    assert SimConfig().starts == "idle"
+    assert SimConfig(starts="round").to_dict()["starts"] == "round"
+    assert SimConfig.from_dict(SimConfig().to_dict()).starts == "idle"
     assert SimConfig.from_dict({"round_length": 360.0}).starts == "round"   # records written before the option
     with pytest.raises(InvalidInputError, match="starts"):
         SimConfig(starts="event")
@@ -86,8 +87,9 @@ def test_a_job_shorter_than_a_round_finishes_before_the_boundary() -> None:
         pytest.approx(65.0 / 60.0)
     assert len(res.rounds) == 1
     assert res.rounds[0].busy_gpu_seconds == pytest.approx(55.0 + 65.0)
-    old = simulate(tr, "V100=1", "fairshare", restart_overhead=5.0, progress=False)
+    old = simulate(tr, "V100=1", "fairshare", starts="round", restart_overhead=5.0, progress=False)
     assert {j.id: j for j in old.jobs}["b"].finish == pytest.approx(360.0 + 65.0)
+    assert simulate(tr, "V100=1", "fairshare", restart_overhead=5.0, progress=False).jobs == res.jobs  # default
 
 
 def test_a_finish_inside_the_round_refills_the_freed_gpus_in_arrival_order() -> None:
@@ -121,10 +123,10 @@ def test_part_of_a_gpu_counts_its_share_class() -> None:
     assert peak_use(res)["K80"] == 1.0
 
 
-def test_round_reproduces_the_default_exactly() -> None:
+def test_round_is_the_old_rule_and_recording_holds_changes_nothing() -> None:
     tr = generate_trace(12, jobs_per_hour=30, seed=5)
     kw = {"restart_overhead": 5.0, "progress": False}
-    base = simulate(tr, "V100=8,P100=8,K80=8", "fifo", **kw)
+    base = simulate(tr, "V100=8,P100=8,K80=8", "fifo", starts="round", **kw)
     old = simulate(tr, "V100=8,P100=8,K80=8", "fifo", starts="round", record_holds=True, **kw)
     assert old.jobs == base.jobs
     strip = [dataclasses.replace(r, solver_seconds=0.0) for r in old.rounds]

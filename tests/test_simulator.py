@@ -54,13 +54,16 @@ def test_restart_overhead_is_paid_when_the_placement_changes() -> None:
     assert res.jobs[0].finish == pytest.approx(1010.0)  # paid once: the placement never changes again
 
 
-def test_arrival_inside_a_round_waits_for_the_next_round() -> None:
+def test_arrival_inside_a_round_waits_for_the_next_round_only_with_starts_round() -> None:
     t = tput(R50, "V100")
     tr = Trace(id=["a", "b"], arrival=[0.0, 100.0], model=[R50, R50], scale=[1, 1],
                iterations=[t * 2000.0, t * 100.0])
-    res = simulate(tr, "V100=2", "fairshare", progress=False)
+    res = simulate(tr, "V100=2", "fairshare", starts="round", progress=False)
     b = next(j for j in res.jobs if j.id == "b")
     assert b.finish == pytest.approx(360.0 + 100.0)
+    # by default it starts at its arrival on the idle second V100
+    res = simulate(tr, "V100=2", "fairshare", progress=False)
+    assert next(j for j in res.jobs if j.id == "b").finish == pytest.approx(100.0 + 100.0)
 
 
 def test_deficits_make_two_jobs_share_one_gpu_in_time() -> None:
@@ -252,7 +255,8 @@ def test_simulation_result_reads_records_of_fairshare_0_1() -> None:
                        "solver_seconds": 0.01, "status": "optimal"}]}
     res = SimulationResult.from_dict(doc)
     assert res.rounds[0].utilization == 0.5 and math.isnan(res.jobs[0].finish)
-    assert res.config == SimConfig() and res.cluster == {"V100": 1}
+    # a record of 0.1 was made with starts only at round boundaries, the only rule then
+    assert res.config == SimConfig(starts="round") and res.cluster == {"V100": 1}
 
 
 # ----------------------------------------------------------------------------------------------------------

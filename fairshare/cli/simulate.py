@@ -378,9 +378,9 @@ def _common(p: ArgumentParser) -> None:
     sim.add_argument("--until", type=float, default=None, metavar="HOURS",
                      help="horizon: start no round after this simulated time; unfinished jobs are counted apart")
     sim.add_argument("--max-rounds", type=int, default=None, metavar="N", help="stop after N rounds")
-    sim.add_argument("--starts", choices=("round", "idle"), default="round",
-                     help="when jobs start: only at round boundaries (round, default), or also between them on "
-                          "idle GPUs, at every arrival and finish (idle)")
+    sim.add_argument("--starts", choices=("round", "idle"), default="idle",
+                     help="when jobs start: at round boundaries and also between them on idle GPUs, at every "
+                          "arrival and finish (idle, default), or only at round boundaries (round)")
     outg = p.add_argument_group("output")
     outg.add_argument("--out", default="results", help="output folder (default results/)")
     outg.add_argument("--no-plots", action="store_true", help="skip the PNG figures")

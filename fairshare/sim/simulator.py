@@ -14,7 +14,7 @@ Each round of length Δ (default 360 s):
    running counts as a change). A job whose work runs out inside the round finishes at that exact time; its
    GPUs are idle for the rest of the round, and a co-located partner keeps its co-located throughput (the
    simulator does not re-plan inside a round).
-   With ``starts="idle"`` (:class:`SimConfig`; the default ``"round"`` is the rule above) jobs also start
+   With ``starts="idle"`` (:class:`SimConfig`, the default; ``"round"`` is the rule above alone) jobs also start
    inside the round: at every arrival and every finish, the waiting jobs (the round's jobs the plan did not
    place, then the round's arrivals, in arrival order) start one by one, alone, on the type with the highest
    throughput for them among those with enough idle GPUs (a gang's ``scale`` GPUs of one type, a part of a
@@ -224,10 +224,11 @@ class SimConfig:
         still active (they keep ``finish = nan``). This is how a steady-state window is measured on a
         continuous trace, e.g. Gavel's mean JCT of jobs 4000-5000 while later jobs keep arriving.
     starts : {"round", "idle"}
-        When a job may start. ``"round"`` (default): only at round boundaries, when the policy plans. ``"idle"``:
-        also between boundaries: at every arrival or finish inside a round, waiting jobs start on idle GPUs
-        that fit them (in arrival order, each alone on its fastest idle type) and run until the next boundary,
-        where the policy re-plans every job as before (see :func:`simulate`).
+        When a job may start. ``"idle"`` (default): at round boundaries, when the policy plans, and also
+        between them: at every arrival or finish inside a round, waiting jobs start on idle GPUs that fit them
+        (in arrival order, each alone on its fastest idle type) and run until the next boundary, where the
+        policy re-plans every job as before (see :func:`simulate`). ``"round"``: only at round boundaries, the
+        only rule of 0.1 (and of Gavel's simulator, which the Gavel cross-check keeps).
 
     Raises
     ------
@@ -255,7 +256,7 @@ class SimConfig:
     max_rounds: int | None = None
     stop_when_finished: tuple[str, ...] | None = None
     until: float | None = None
-    starts: str = "round"
+    starts: str = "idle"
 
     def __post_init__(self) -> None:
         """Validate every option; store the numbers as floats and ``stop_when_finished`` as a tuple."""
@@ -326,9 +327,13 @@ class SimConfig:
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> SimConfig:
-        """The config of :meth:`to_dict` output; keys that are not options (``cluster``, ...) are ignored."""
+        """The config of :meth:`to_dict` output; keys that are not options (``cluster``, ...) are ignored.
+
+        A config without ``starts`` was written before the option existed, when jobs started only at round
+        boundaries: it reads as ``starts="round"``, not as today's default.
+        """
         names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in doc.items() if k in names})
+        return cls(**{"starts": "round", **{k: v for k, v in doc.items() if k in names}})
 
 
 def _known_fields(kw: dict[str, Any]) -> dict[str, Any]:
