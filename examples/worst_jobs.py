@@ -7,9 +7,11 @@ it was placed. Every finished job with finish-time fairness ``rho_j > 1.05`` is 
 cause that accounts for it, checked in this order:
 
 ``boundary``
-    Round quantisation. The job waits for the next round boundary after it arrives (up to one round), and a
-    job that finishes inside a round is not replaced until the next one, so a job of a few rounds loses a
-    large part of its life to the wait: without the wait before its first round its rho would be at most 1.05.
+    Round quantisation. The job waited for the next round boundary after it arrived (up to one round): with
+    the simulator's default ``starts="idle"`` because no idle GPUs fit it when it arrived (the cluster was
+    full), with ``starts="round"`` always. A job of a few rounds loses a large part of its life to that wait:
+    without the wait before its first start its rho would be at most 1.05. The first start is taken from the
+    simulation's GPU holds (``record_holds=True``), so a start between rounds counts.
 ``gang``
     A gang (scale > 1) that was left out of rounds while it was active (not placed at all in some round).
 ``unpaid``
@@ -71,12 +73,17 @@ class Recorder:
         return alloc
 
 
-def explain(job: Any, history: list[tuple[float, bool, float, float]], round_length: float) -> dict[str, Any]:
-    """The numbers of one finished job and the first cause (of :data:`CAUSES`) that explains its rho."""
+def explain(job: Any, history: list[tuple[float, bool, float, float]], round_length: float,
+            first_start: float | None = None) -> dict[str, Any]:
+    """The numbers of one finished job and the first cause (of :data:`CAUSES`) that explains its rho.
+
+    ``first_start`` is when the job first held GPUs (a round boundary or a start between rounds); without it,
+    the first round it was planned in.
+    """
     jct = job.finish - job.arrival
     ideal = job.iterations / job.fair_throughput
     rho = jct / ideal
-    first = history[0][0] if history else job.arrival
+    first = first_start if first_start is not None else history[0][0] if history else job.arrival
     wait = max(0.0, first - job.arrival)
     unplaced = sum(1 for _, placed, _, _ in history if not placed)
     below = sum(1 for _, placed, prog, _ in history if placed and prog < 1.0 - 1e-6)
@@ -100,12 +107,16 @@ def run(seed: int, args: argparse.Namespace) -> list[dict[str, Any]]:
     trace = generate_trace(args.jobs, jobs_per_hour=args.jobs_per_hour, seed=seed)
     rec = Recorder(get_policy("fairshare", mode="fast", priority=args.priority))
     res = simulate(trace, CLUSTER, rec, round_length=args.round_length, progress=False,
-                   max_rounds=args.max_rounds)
+                   max_rounds=args.max_rounds, record_holds=True)
+    first_start: dict[str, float] = {}
+    for h in res.holds:
+        for j in h.jobs:
+            first_start[j] = min(first_start.get(j, h.start), h.start)
     rows = []
     for job in res.jobs:
         if not np.isfinite(job.finish) or not job.fair_throughput > 0:
             continue
-        row = explain(job, rec.rounds.get(job.id, []), args.round_length)
+        row = explain(job, rec.rounds.get(job.id, []), args.round_length, first_start.get(job.id))
         if row["rho"] > UNFAIR_RHO:
             rows.append({"seed": seed, **row})
     return rows

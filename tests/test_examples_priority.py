@@ -79,6 +79,14 @@ def test_worst_jobs_explains_each_cause(job: SimpleNamespace, history: list, cau
     assert row["rho"] == pytest.approx((job.finish - job.arrival) / 3600.0)
 
 
+def test_worst_jobs_counts_a_start_between_rounds_as_the_first_start() -> None:
+    mod = load_example("worst_jobs")
+    history = [(3500.0, True, 1.0, 0.0)]    # first planned at 3,500 s ...
+    row = mod.explain(_job(finish=7200.0), history, 360.0, first_start=0.0)   # ... but started at its arrival
+    assert row["first_wait_s"] == 0.0 and row["cause"] != "boundary"
+    assert mod.explain(_job(finish=7200.0), history, 360.0)["cause"] == "boundary"
+
+
 def test_worst_jobs_quick_writes_consistent_tables(tmp_path: Path) -> None:
     mod = load_example("worst_jobs")
     assert mod.main(["--quick", "--out", str(tmp_path)]) == 0
