@@ -108,7 +108,8 @@ def table(results: dict[tuple[str, str, str], list[dict[str, Any]]], args: argpa
         f"seeds {seeds}; every number is the mean over the seeds. Settings: "
         + "; ".join(f"`{n}`, {r:g} jobs/h on {c.replace(',', ', ')}" for n, c, r, _ in SETTINGS)
         + ". `round`: jobs start only at round boundaries "
-        "(the default); `idle`: also between them, on idle GPUs, at every arrival and finish (see "
+        "(the rule of fairshare 0.1); `idle`: also between them, on idle GPUs, at every arrival and finish "
+        "(the default; see "
         "[metrics.md](../metrics.md), \"Starts between rounds\"). Traces: `gavel` is the Gavel-recipe generator; "
         "`short half` is the same jobs with a random half of them shortened to 30-330 s alone on their fastest "
         "type. Classes are by that alone time: under one round (< 360 s), one round to 1 h, over 1 h; `all` is "
