@@ -1,4 +1,5 @@
-"""Tests of fairshare.sim.importers on the shipped (synthetic) samples of each format, and of the rule."""
+"""Tests of fairshare.sim.importers on the shipped samples of each format (synthetic, and the real Philly rows), and
+of the rule."""
 
 from __future__ import annotations
 
@@ -59,6 +60,25 @@ def test_philly_sample(modern) -> None:
                                                                           "philly-24GB": "A10"})
     assert mapped.suggested_cluster == {"V100-16GB": 60, "A10": 20} and mapped.unmapped == {}
     assert mapped.source["target_gpu_types"] == ["V100-16GB", "A10"]
+
+
+def test_philly_real_rows(modern) -> None:
+    """The one real job the Philly trace documents and the trace's real machine list (CC BY 4.0)."""
+    folder = DATA / "philly-real"
+    res = import_trace(sorted(folder.iterdir()), "philly", catalog=modern,
+                       gpu_type_map={"philly-12GB": "P100", "philly-24GB": "A10"})
+    rows = [line.split(",") for line in (folder / "cluster_machine_list").read_text().splitlines()[1:]]
+    by_mem: dict[str, int] = {}
+    for _machine, gpus, mem in rows:
+        by_mem[mem.strip()] = by_mem.get(mem.strip(), 0) + int(gpus)
+    assert len(rows) == 552 and by_mem == {"12GB": 642, "24GB": 1848}
+    assert res.suggested_cluster == {"P100": 642, "A10": 1848}
+    t = res.trace
+    assert len(t) == 1 and t.id[0] == "application_1506638472019_14199" and t.scale[0] == 8
+    # two attempts: 01:12:09-01:13:23 and 01:13:30 to two days later 06:53:12 (submitted 01:11:39)
+    assert t.metadata[0]["attempts"] == "2" and t.metadata[0]["status"] == "Pass" and not t.censored[0]
+    assert float(t.metadata[0]["run_seconds"]) == 74 + 2 * 86400 + 5 * 3600 + 39 * 60 + 42
+    assert t.tenant[0] == "ce2f4c" and t.metadata[0]["vc"] == "ee9e8c"
 
 
 def test_pai2020_sample(modern) -> None:
