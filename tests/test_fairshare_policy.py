@@ -63,3 +63,31 @@ def test_the_polish_guard_of_the_policy_is_far_above_its_work_limit() -> None:
 
     unlimited = allocate(p, mode="fast", polish_seconds=1e6)
     assert alloc.placements == unlimited.placements
+
+
+def test_one_highs_thread_reaches_every_solve_of_the_policy(monkeypatch) -> None:
+    # the recipe for runs that repeat exactly on a busy machine (docs/performance.md): options={"threads": 1}
+    # must reach every HiGHS run of the round, the LP and the polish MILP alike
+    from contextlib import contextmanager
+
+    import fairshare.solvers.highs as highs
+    from fairshare.policies.fairshare import FairsharePolicy
+
+    asked: list[int | None] = []
+    real = highs.scheduler
+
+    @contextmanager
+    def spy(threads):
+        asked.append(threads)
+        with real(threads) as pool:
+            yield pool
+
+    monkeypatch.setattr(highs, "scheduler", spy)
+    p = random_round(64, seed=0, fairness_weight=1.0, epsilon=0.3)  # a round that is polished
+    state = RoundState.first_round(build_model(p))
+    one = FairsharePolicy(priority="none", options={"threads": 1}).allocate(state)
+    assert "polished" in one.message and len(asked) >= 2 and set(asked) == {1}
+    asked.clear()
+    default = FairsharePolicy(priority="none").allocate(state)
+    assert asked and set(asked) == {None}                          # the default takes HiGHS's own pool
+    assert allocation_violations(p, one) == [] and allocation_violations(p, default) == []
