@@ -33,7 +33,7 @@ Both are built as sparse matrices in one pass over numpy arrays (no Python loop 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -175,6 +175,31 @@ class RoundModel:
     eff_priority: np.ndarray
 
     # -------------------------------------------------------------- evaluation of a (fractional) placement
+    def with_priority(self, priority: np.ndarray) -> RoundModel:
+        """The model of the same round with other per-job priorities (:meth:`RoundProblem.with_priority`).
+
+        Priorities weigh only the efficiency term, so the fair shares, columns and fairness coefficients are
+        kept and only the columns' values are computed again: the same model as
+        ``build_model(problem.replace(priority=priority))``, at a fraction of its cost.
+        """
+        p = self.problem.with_priority(priority)
+        c, n = self.columns, p.num_jobs
+        if n == 0:
+            return replace(self, problem=p)
+        pi = p.priority
+        pair = c.is_pair
+        jb = np.where(pair, c.job_b, 0)
+        s = p.scale
+        eff_a = s[c.job_a] * c.tput_a / self.tmax[c.job_a]
+        eff_b = np.where(pair, s[jb] * c.tput_b / self.tmax[jb], 0.0)
+        lam, w, need = p.fairness_weight, self.weight, self.need
+        eff_pi = pi[c.job_a] * eff_a + np.where(pair, pi[jb] * eff_b, 0.0)
+        value = pi[c.job_a] * eff_a + lam * w[c.job_a] * np.minimum(self.rho_a, need[c.job_a])
+        value = value + np.where(pair, pi[jb] * eff_b + lam * w[jb] * np.minimum(self.rho_b, need[jb]), 0.0)
+        for a in (eff_pi, value):
+            a.setflags(write=False)
+        return replace(self, problem=p, value=value, eff_priority=eff_pi)
+
     def job_throughput(self, x: np.ndarray) -> np.ndarray:
         """``tau_j`` for column shares ``x`` (binary or fractional)."""
         c = self.columns

@@ -363,6 +363,27 @@ class RoundProblem:
         args.update(changes)
         return RoundProblem(**args)
 
+    def with_priority(self, priority: np.ndarray) -> RoundProblem:
+        """A copy with the per-job ``priority`` replaced; only the new priorities are validated.
+
+        The same result as ``replace(priority=priority)``, without checking again the fields that did not
+        change (a policy that sets priorities every round saves a whole validation per round).
+
+        Raises
+        ------
+        InvalidInputError
+            If ``priority`` is not one finite value >= 0 per job.
+        """
+        pi = np.asarray(priority, dtype=np.float64)
+        check_shape(pi, (self.num_jobs,), "priority")
+        check_array(pi, pi >= 0, _job_field("priority"), "must be finite and >= 0")
+        check_array(pi, pi <= MAX_VALUE, _job_field("priority"), _TOO_LARGE)
+        new = object.__new__(RoundProblem)
+        for f in fields(self):
+            object.__setattr__(new, f.name, getattr(self, f.name))
+        object.__setattr__(new, "priority", readonly(pi.copy()))
+        return new
+
     def take_jobs(self, rows: Sequence[int] | np.ndarray) -> RoundProblem:
         """The sub-round of the jobs in ``rows`` (in that order), with the pairs among them."""
         rows = np.asarray(rows, dtype=np.int64)

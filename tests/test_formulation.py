@@ -197,3 +197,37 @@ def test_evaluate_fractional_point_by_hand():
     assert ev.shortfall == pytest.approx(2.7 + 1.4 - rho)
     assert ev.objective == pytest.approx(5.2 / 8.6 - 100 * (2.7 + 1.4 - rho))
     assert ev.next_deficit == pytest.approx([0.9, 0.9, 1.4 - rho, 0.9])
+
+
+@given(round_problems(), st.data())
+def test_setting_priorities_on_a_built_model_equals_building_it_again(p: RoundProblem, data) -> None:
+    # RoundModel.with_priority (what the fairshare policy uses every round) must be the model that
+    # build_model gives for the round with those priorities, array for array, bit for bit
+    pi = np.array(data.draw(st.lists(st.floats(0.0, 1e3), min_size=p.num_jobs, max_size=p.num_jobs)))
+    fast = build_model(p).with_priority(pi)
+    slow = build_model(p.replace(priority=pi))
+    from dataclasses import fields
+
+    for f in fields(RoundProblem):
+        a, b = getattr(fast.problem, f.name), getattr(slow.problem, f.name)
+        assert (np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b), f.name
+    assert fast.obj_null == slow.obj_null
+    for name in ("value", "eff_priority", "eff", "rho_a", "rho_b", "tmax", "weight", "need"):
+        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+    assert np.array_equal(fast.columns.job_a, slow.columns.job_a) and np.array_equal(fast.columns.gpu, slow.columns.gpu)
+    assert not fast.value.flags.writeable and not fast.problem.priority.flags.writeable
+
+
+def test_with_priority_validates_the_new_priorities_only() -> None:
+    p = RoundProblem.from_dict(json.loads(example_round_text()))
+    n = p.num_jobs
+    with pytest.raises(Exception, match=r"jobs\[1\]\.priority"):
+        p.with_priority(np.array([1.0, -1.0] + [1.0] * (n - 2)))
+    with pytest.raises(Exception, match="priority"):
+        p.with_priority(np.ones(n + 1))
+    with pytest.raises(Exception, match=r"jobs\[0\]\.priority"):
+        p.with_priority(np.array([np.nan] + [1.0] * (n - 1)))
+    pi = np.linspace(0.5, 2.0, n)
+    q = p.with_priority(pi)
+    pi[0] = 99.0                                            # the copy does not follow its input
+    assert q.priority[0] == 0.5 and q.job_ids == p.job_ids and p.priority.tolist() == [1.0] * n

@@ -115,23 +115,30 @@ class FairsharePolicy(Policy):
         PolicyError
             If the type-blind plan does not carry over to a feasible placement (a bug).
         """
+        # The round as planned: the simulator's model, or (with the epsilon override) a rebuilt one. Priorities
+        # weigh only the columns' values, so they are set on a built model without building it again.
+        model: RoundModel | None = state.model
         problem = state.model.problem
         if self.epsilon is not None and self.epsilon != problem.epsilon:
-            problem = problem.replace(epsilon=self.epsilon)
+            problem, model = problem.replace(epsilon=self.epsilon), None
         if not isinstance(self._rule, NoPriority):
             jobs = JobState(remaining_iterations=state.remaining_iterations, done_iterations=state.done_iterations,
                             age=np.maximum(0.0, state.time - state.arrival))
-            problem = problem.replace(priority=self._rule.priorities(problem, jobs))
-        own_model = problem is state.model.problem
+            priority = self._rule.priorities(problem, jobs)
+            if model is not None:
+                model = model.with_priority(priority)
+                problem = model.problem
+            else:
+                problem = problem.with_priority(priority)
         if self.heterogeneity_aware:
             with self._warm.state(state.time) as warm, use_warm_start(warm):
-                if own_model:
-                    solved = solve_model(state.model, mode=self.mode, options=self._solve_options)
+                if model is not None:
+                    solved = solve_model(model, mode=self.mode, options=self._solve_options)
                 else:
                     solved = allocate(problem, mode=self.mode, options=self._solve_options)
             return dataclasses.replace(solved, policy=self.name)
         planned = solve_model(build_model(_type_blind(problem)), mode=self.mode, options=self._solve_options)
-        real = state.model if own_model else build_model(problem)
+        real = model if model is not None else build_model(problem)
         x = _columns_of(real, planned)
         _check_placement(self.name, real, x)
         return Allocation.from_columns(real, x, status=planned.status, mode=self.mode, policy=self.name,
