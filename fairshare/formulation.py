@@ -183,21 +183,10 @@ class RoundModel:
         ``build_model(problem.replace(priority=priority))``, at a fraction of its cost.
         """
         p = self.problem.with_priority(priority)
-        c, n = self.columns, p.num_jobs
-        if n == 0:
+        if p.num_jobs == 0:
             return replace(self, problem=p)
-        pi = p.priority
-        pair = c.is_pair
-        jb = np.where(pair, c.job_b, 0)
-        s = p.scale
-        eff_a = s[c.job_a] * c.tput_a / self.tmax[c.job_a]
-        eff_b = np.where(pair, s[jb] * c.tput_b / self.tmax[jb], 0.0)
-        lam, w, need = p.fairness_weight, self.weight, self.need
-        eff_pi = pi[c.job_a] * eff_a + np.where(pair, pi[jb] * eff_b, 0.0)
-        value = pi[c.job_a] * eff_a + lam * w[c.job_a] * np.minimum(self.rho_a, need[c.job_a])
-        value = value + np.where(pair, pi[jb] * eff_b + lam * w[jb] * np.minimum(self.rho_b, need[jb]), 0.0)
-        for a in (eff_pi, value):
-            a.setflags(write=False)
+        _eff, eff_pi, value = _column_values(p, self.columns, self.tmax, self.weight, self.need, self.rho_a,
+                                             self.rho_b)
         return replace(self, problem=p, value=value, eff_priority=eff_pi)
 
     def job_throughput(self, x: np.ndarray) -> np.ndarray:
@@ -363,16 +352,33 @@ def build_model(problem: RoundProblem) -> RoundModel:
     tfair = fs.throughput
     rho_a = c.tput_a / tfair[c.job_a] if n else np.zeros(0)
     rho_b = np.where(pair, c.tput_b / tfair[jb], 0.0) if n else np.zeros(0)
-    s = problem.scale  # E counts requests as given (a column's size may be a rounded share)
-    eff_a = s[c.job_a] * c.tput_a / tmax[c.job_a] if n else np.zeros(0)
-    eff_b = np.where(pair, s[jb] * c.tput_b / tmax[jb], 0.0) if n else np.zeros(0)
-    pi = problem.priority
-    eff_pi = (pi[c.job_a] * eff_a + np.where(pair, pi[jb] * eff_b, 0.0)) if n else np.zeros(0)
-    value = (pi[c.job_a] * eff_a + lam * w[c.job_a] * np.minimum(rho_a, need[c.job_a])) if n else np.zeros(0)
     if n:
-        value = value + np.where(pair, pi[jb] * eff_b + lam * w[jb] * np.minimum(rho_b, need[jb]), 0.0)
+        eff, eff_pi, value = _column_values(problem, c, tmax, w, need, rho_a, rho_b)
+    else:
+        eff, eff_pi, value = np.zeros(0), np.zeros(0), np.zeros(0)
     obj_null = float(-lam * (w * need).sum()) if n else 0.0
-    eff = eff_a + eff_b
     for a in (tmax, eff, eff_pi, rho_a, rho_b, value):
         a.setflags(write=False)
     return RoundModel(problem, fs, c, tmax, w, need, eff, rho_a, rho_b, value, obj_null, eff_pi)
+
+
+def _column_values(problem: RoundProblem, c: Columns, tmax: np.ndarray, w: np.ndarray, need: np.ndarray,
+                   rho_a: np.ndarray, rho_b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(eff, eff_priority, value)`` of the columns: the only coefficients that depend on the priorities.
+
+    ``value_c = sum over the column's jobs of pi_j * e_j + lambda * w_j * min(rho_j, need_j)``, with
+    ``e_j = scale_j * throughput / tmax_j`` (a request counts as given, though its column may be a rounded
+    share). Read-only arrays of a column each.
+    """
+    pair = c.is_pair
+    jb = np.where(pair, c.job_b, 0)
+    s, pi, lam = problem.scale, problem.priority, problem.fairness_weight
+    eff_a = s[c.job_a] * c.tput_a / tmax[c.job_a]
+    eff_b = np.where(pair, s[jb] * c.tput_b / tmax[jb], 0.0)
+    eff_pi = pi[c.job_a] * eff_a + np.where(pair, pi[jb] * eff_b, 0.0)
+    value = pi[c.job_a] * eff_a + lam * w[c.job_a] * np.minimum(rho_a, need[c.job_a])
+    value = value + np.where(pair, pi[jb] * eff_b + lam * w[jb] * np.minimum(rho_b, need[jb]), 0.0)
+    eff = eff_a + eff_b
+    for a in (eff, eff_pi, value):
+        a.setflags(write=False)
+    return eff, eff_pi, value
