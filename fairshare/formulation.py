@@ -180,7 +180,9 @@ class RoundModel:
 
         Priorities weigh only the efficiency term, so the fair shares, columns and fairness coefficients are
         kept and only the columns' values are computed again: the same model as
-        ``build_model(problem.replace(priority=priority))``, at a fraction of its cost.
+        ``build_model(problem.replace(priority=priority))``, at a fraction of its cost. For models made by
+        :func:`build_model` (a model whose values were set otherwise gets the standard values back); the
+        new model shares this one's unchanged arrays.
         """
         p = self.problem.with_priority(priority)
         if p.num_jobs == 0:

@@ -91,3 +91,22 @@ def test_one_highs_thread_reaches_every_solve_of_the_policy(monkeypatch) -> None
     default = FairsharePolicy(priority="none").allocate(state)
     assert asked and set(asked) == {None}                          # the default takes HiGHS's own pool
     assert allocation_violations(p, one) == [] and allocation_violations(p, default) == []
+
+
+def test_the_policy_binds_a_round_with_nodes_whatever_its_priority_rule() -> None:
+    # a round document with nodes gets the second stage (node ids, GPU indices) from the policy as from
+    # allocate(), with priorities set on the built model or without priorities
+    from fairshare.policies.fairshare import FairsharePolicy
+
+    doc = {"gpus": {"V100": 4, "K80": 2},
+           "nodes": [{"id": "v0", "gpu": "V100", "gpus": 2}, {"id": "v1", "gpu": "V100", "gpus": 2},
+                     {"id": "k0", "gpu": "K80", "gpus": 2}],
+           "jobs": [{"id": f"j{i}", "scale": 1 + i % 2, "throughput": {"V100": 2.0 + i, "K80": 1.0}}
+                    for i in range(5)]}
+    p = RoundProblem.from_dict(doc)
+    state = RoundState.first_round(build_model(p))
+    for rule in ("remaining", "none"):
+        alloc = FairsharePolicy(priority=rule).allocate(state)
+        assert alloc.binding is not None, rule
+        bound = {b.jobs: b for b in alloc.binding.placements}
+        assert set(bound) == {pl.jobs for pl in alloc.placements}, rule

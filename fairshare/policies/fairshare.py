@@ -27,6 +27,7 @@ import numpy as np
 
 from fairshare.allocate import allocate, solve_model
 from fairshare.allocation import Allocation
+from fairshare.binding import bind
 from fairshare.formulation import RoundModel, build_model
 from fairshare.methods.warm import WarmCache
 from fairshare.methods.warm import use as use_warm_start
@@ -134,6 +135,8 @@ class FairsharePolicy(Policy):
             with self._warm.state(state.time) as warm, use_warm_start(warm):
                 if model is not None:
                     solved = solve_model(model, mode=self.mode, options=self._solve_options)
+                    if problem.nodes and self.mode != "lp":  # as allocate() does: the second stage
+                        solved = dataclasses.replace(solved, binding=bind(solved, problem.nodes))
                 else:
                     solved = allocate(problem, mode=self.mode, options=self._solve_options)
             return dataclasses.replace(solved, policy=self.name)
