@@ -157,7 +157,7 @@ def test_warm_rounds_give_the_cold_answers(use_basis: bool | None) -> None:
 def _copy(state: warm.WarmStart, model, lp) -> warm.WarmStart:
     """A state one round behind ``state`` would give the same seed; re-seeding from ``state`` is enough here."""
     new = warm.WarmStart(use_basis=state.use_basis)
-    for name in ("_jobs", "_types", "_prices", "_col_keys", "_col_status", "_col_cost", "_row_status"):
+    for name in ("_jobs", "_types", "_prices", "_col_keys", "_col_status", "_col_cost", "_row_status", "_pending"):
         setattr(new, name, getattr(state, name))
     return new
 
@@ -240,7 +240,7 @@ def test_garbage_basis_still_gives_the_optimum() -> None:
     state = warm.WarmStart(use_basis=True)
     warm.solve_priced(model, lp, COLD, state)
     rng = np.random.default_rng(0)
-    assert state._col_status is not None and state._row_status is not None
+    assert state._fetch_basis() and state._col_status is not None and state._row_status is not None
     state._col_status = rng.integers(0, 3, len(state._col_status)).astype(np.int8)
     state._row_status = rng.integers(0, 3, len(state._row_status)).astype(np.int8)
     state._col_cost = None if state._col_cost is None else state._col_cost * rng.uniform(0, 2, len(state._col_cost))
@@ -405,3 +405,29 @@ def test_fractional_and_empty_rounds() -> None:
     with warm.use(state):
         a = allocate(empty, mode="fast", warm_start=True)
     assert a.placements == ()
+
+
+def _seed_by_sorting(model, cost: np.ndarray, prices: np.ndarray) -> np.ndarray:
+    """The seed columns as first written: every (job, column) entry sorted by job, then score, then position."""
+    c, n = model.columns, model.problem.num_jobs
+    score = cost - c.size * prices[c.gpu]
+    pairs = np.flatnonzero(c.is_pair)
+    owner = np.concatenate([c.job_a, c.job_b[pairs]])
+    col = np.concatenate([np.arange(c.num), pairs])
+    order = np.lexsort((-score[col], owner))
+    first = np.searchsorted(owner[order], np.arange(n))
+    rank = np.arange(len(order)) - first[owner[order]]
+    keep = np.zeros(c.num, bool)
+    keep[col[order[rank < warm.SEED_COLUMNS]]] = True
+    return np.flatnonzero(keep & (cost > 0))
+
+
+@given(problem=round_problems(max_jobs=14), prices=st.lists(st.sampled_from([0.0, 0.5, 1.0, 50.0]), min_size=4,
+                                                            max_size=4))
+def test_seed_columns_are_each_jobs_best_with_ties_broken_by_position(problem, prices) -> None:
+    # tenths for throughputs and small weights: many columns of a job have equal scores
+    model = build_model(problem)
+    cost = np.asarray(model.value, np.float64)
+    y = np.asarray(prices[: len(problem.gpu_types)])
+    got = warm._seed_columns(model, cost, y, np.zeros(model.columns.num, bool))
+    np.testing.assert_array_equal(got, _seed_by_sorting(model, cost, y))

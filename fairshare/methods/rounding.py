@@ -93,8 +93,9 @@ def greedy_round(model: RoundModel, x_lp: np.ndarray) -> np.ndarray:
     """
     c = model.columns
     density = model.value / np.maximum(c.size, FINEST_SHARE)  # per GPU; a share counts its class
-    order = np.lexsort((-density, -np.round(x_lp, 6)))
-    return greedy_take(model, order, np.zeros(c.num))
+    rounded = np.round(x_lp, 6)
+    order = np.lexsort((-density, -rounded))
+    return greedy_take(model, order, np.zeros(c.num), together=int(np.count_nonzero(rounded >= 1.0)))
 
 
 def fill(model: RoundModel, x: np.ndarray) -> np.ndarray:
@@ -107,11 +108,15 @@ def fill(model: RoundModel, x: np.ndarray) -> np.ndarray:
     return greedy_take(model, order, x)
 
 
-def greedy_take(model: RoundModel, order: np.ndarray, x0: np.ndarray) -> np.ndarray:
+def greedy_take(model: RoundModel, order: np.ndarray, x0: np.ndarray, *, together: int = 0) -> np.ndarray:
     """Take columns in ``order`` on top of the feasible 0/1 placement ``x0`` whenever they fit.
 
     A column is taken when its value is positive, all of its jobs are still unplaced and its type has enough
     idle GPUs. Returns a new array; ``x0`` is not modified.
+
+    ``together`` is a hint: the first ``together`` columns of ``order`` probably fit all at once (the columns
+    at 1 in an LP optimum). If they do (positive values, distinct free jobs, room on every type), they are
+    taken in one vectorised step, which is what the walk would do; otherwise the hint is ignored.
     """
     c, p = model.columns, model.problem
     x = np.array(x0, dtype=np.float64, copy=True)
@@ -124,19 +129,44 @@ def greedy_take(model: RoundModel, order: np.ndarray, x0: np.ndarray) -> np.ndar
     used = np.bincount(c.gpu[on], weights=c.size[on], minlength=len(p.capacity))
     # Sizes are whole GPUs, or share classes 1/2^k (binary fractions: their sums are exact in float64).
     cap = p.capacity - (used if c.size.dtype.kind == "f" else used.astype(np.int64))
+    if together > 0:
+        head = order[:together]
+        jobs = np.concatenate([c.job_a[head], c.job_b[head][c.is_pair[head]]])
+        need = np.bincount(c.gpu[head], weights=c.size[head], minlength=len(p.capacity))
+        if (np.all(model.value[head] > 0) and np.all(free[jobs]) and len(np.unique(jobs)) == len(jobs)
+                and np.all(need <= cap)):
+            x[head] = 1.0
+            free[jobs] = False
+            cap = cap - (need if c.size.dtype.kind == "f" else need.astype(np.int64))
+            order = order[together:]
+    # Drop the columns that cannot be taken now (nor later: jobs and room are only used up): most of a loaded
+    # round's columns belong to jobs already placed, and the walk below is Python.
+    ja, jb, gpu, size = c.job_a[order], c.job_b[order], c.gpu[order], c.size[order]
+    viable = ((model.value[order] > 0) & free[ja] & ((jb < 0) | free[np.maximum(jb, 0)])
+              & (size <= cap[gpu]))
+    order, ja, jb, gpu, size = order[viable], ja[viable], jb[viable], gpu[viable], size[viable]
     free_l, cap_l = free.tolist(), cap.tolist()
-    ja, jb, gpu, size = c.job_a.tolist(), c.job_b.tolist(), c.gpu.tolist(), c.size.tolist()
-    positive = (model.value > 0).tolist()
-    for k in order.tolist():
-        a, b, g, s = ja[k], jb[k], gpu[k], size[k]
-        if cap_l[g] < s or not free_l[a] or not positive[k]:
+    # Once every type has less room than the smallest column, or every job is placed, nothing more fits:
+    # stop there instead of walking the rest of ``order``.
+    smallest = c.size.min()
+    open_types = sum(1 for room in cap_l if room >= smallest)
+    unplaced = int(free.sum())
+    for k, a, b, g, s in zip(order.tolist(), ja.tolist(), jb.tolist(), gpu.tolist(), size.tolist()):
+        if open_types == 0 or unplaced == 0:
+            break
+        if cap_l[g] < s or not free_l[a]:
             continue
         if b >= 0:
             if not free_l[b]:
                 continue
             free_l[b] = False
+            unplaced -= 1
         free_l[a] = False
-        cap_l[g] -= s
+        unplaced -= 1
+        room = cap_l[g]
+        cap_l[g] = room - s
+        if room >= smallest > room - s:
+            open_types -= 1
         x[k] = 1.0
     return x
 

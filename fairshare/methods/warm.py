@@ -138,6 +138,10 @@ class WarmStart:
     _col_status: np.ndarray | None = field(default=None, repr=False)
     _col_cost: np.ndarray | None = field(default=None, repr=False)
     _row_status: np.ndarray | None = field(default=None, repr=False)
+    # The last restricted LP and the order of its columns by key: its basis is read from HiGHS only when a
+    # round uses it (reading it costs about as much as pricing a round's columns, and most rounds with
+    # carried deficits do not use it).
+    _pending: tuple[IncrementalLP, np.ndarray] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not (self.use_basis is None or self.use_basis is True or self.use_basis is False):
@@ -150,6 +154,7 @@ class WarmStart:
         """Forget the previous round (the next one starts cold)."""
         self._jobs, self._types, self._prices = None, (), None
         self._col_keys = self._col_status = self._col_cost = self._row_status = None
+        self._pending = None
 
     @property
     def empty(self) -> bool:
@@ -176,17 +181,16 @@ class WarmStart:
         old_type = np.array([old.get(g, -1) for g in model.problem.gpu_types], np.int64)
         return old_job, old_type
 
-    def _column_status(self, model: RoundModel, old_job: np.ndarray,
-                       old_type: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Previous basis status of each column of ``model`` (``BASIS_LOWER`` if it is new or was left out).
+    def _column_match(self, model: RoundModel, old_job: np.ndarray,
+                      old_type: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Where each column of ``model`` was in the previous restricted LP (by key).
 
-        Also: which columns were in the previous restricted LP, and their previous values (aligned with them).
+        Returns the position among the kept keys, which columns were there (``hit``), and the previous values
+        of those (aligned with ``hit``).
         """
         c = model.columns
-        status = np.full(c.num, BASIS_LOWER, np.int8)
-        if (self._col_keys is None or self._col_status is None or self._col_cost is None or not len(self._col_keys)
-                or not c.num):
-            return status, np.zeros(c.num, bool), np.zeros(0)
+        if self._col_keys is None or self._col_cost is None or not len(self._col_keys) or not c.num:
+            return np.zeros(c.num, np.int64), np.zeros(c.num, bool), np.zeros(0)
         n_old, g_old = len(self._jobs or {}), len(self._types)
         a = old_job[c.job_a]
         b = np.where(c.is_pair, old_job[np.maximum(c.job_b, 0)], -1)
@@ -196,8 +200,20 @@ class WarmStart:
         pos = np.searchsorted(self._col_keys, keys)
         pos = np.minimum(pos, len(self._col_keys) - 1)
         hit = known & (self._col_keys[pos] == keys)
-        status[hit] = self._col_status[pos[hit]]
-        return status, hit, self._col_cost[pos[hit]]
+        return pos, hit, self._col_cost[pos[hit]]
+
+    def _fetch_basis(self) -> bool:
+        """Read the kept restricted LP's basis from HiGHS if not read yet; ``False`` if there is none."""
+        if self._pending is not None:
+            inc, order = self._pending
+            self._pending = None
+            basis = inc.basis()
+            if basis is None:
+                self._col_keys = self._col_cost = None
+            else:
+                self._col_status = basis[0][order]
+                self._row_status = basis[1].copy()
+        return self._col_keys is not None and self._col_status is not None and self._row_status is not None
 
     def _row_status_for(self, model: RoundModel, old_job: np.ndarray, old_type: np.ndarray) -> np.ndarray:
         n = model.problem.num_jobs
@@ -210,26 +226,24 @@ class WarmStart:
         rows[n:] = np.where(old_type >= 0, prev[n_old + np.maximum(old_type, 0)], BASIS_BASIC)
         return rows
 
-    def _keep(self, model: RoundModel, prices: np.ndarray, sel: np.ndarray,
-              basis: tuple[np.ndarray, np.ndarray] | None) -> None:
-        """Remember this round: prices, job rows, the restricted columns' keys and basis."""
+    def _keep(self, model: RoundModel, prices: np.ndarray, sel: np.ndarray, inc: IncrementalLP | None) -> None:
+        """Remember this round: prices, job rows, the restricted columns' keys, and ``inc`` to read its basis."""
         p, c = model.problem, model.columns
         n, g = p.num_jobs, len(p.gpu_types)
         self._jobs = dict(zip(p.job_ids, range(n)))
         self._types = tuple(p.gpu_types)
         self._prices = np.maximum(np.asarray(prices, np.float64), 0.0)
         self._col_keys = self._col_status = self._col_cost = self._row_status = None
-        if basis is None or self.use_basis is False or (n + 1) * (n + 1) * max(g, 1) >= _KEY_LIMIT:
+        self._pending = None
+        if inc is None or self.use_basis is False or (n + 1) * (n + 1) * max(g, 1) >= _KEY_LIMIT:
             return
-        col_status, row_status = basis
         a, gpu = c.job_a[sel], c.gpu[sel]
         b = np.where(c.is_pair[sel], c.job_b[sel], -1)
         keys = _keys(a, b, gpu, n, g)
         order = np.argsort(keys, kind="stable")
         self._col_keys = keys[order]
-        self._col_status = col_status[order]
         self._col_cost = np.asarray(model.value, np.float64)[sel][order]
-        self._row_status = row_status.copy()
+        self._pending = (inc, order)
 
 
 def _keys(a: np.ndarray, b: np.ndarray, g: np.ndarray, n: int, types: int) -> np.ndarray:
@@ -319,17 +333,32 @@ def _few_moved(now: np.ndarray, before: np.ndarray) -> bool:
 
 
 def _seed_columns(model: RoundModel, cost: np.ndarray, prices: np.ndarray, extra: np.ndarray) -> np.ndarray:
-    """Sorted indices of the first restricted LP's columns: each job's best few at ``prices``, and ``extra``."""
-    c, n = model.columns, model.problem.num_jobs
+    """Sorted indices of the first restricted LP's columns: each job's best few at ``prices``, and ``extra``.
+
+    A job's best :data:`SEED_COLUMNS` columns (alone or in a pair, by ``v_c - size_c y_g``; among equal
+    scores the column listed first) are found group by group with ``maximum.reduceat`` over the columns
+    grouped by job, which is several times faster than sorting them by score.
+    """
+    c = model.columns
     score = cost - c.size * prices[c.gpu]
     pairs = np.flatnonzero(c.is_pair)
     owner = np.concatenate([c.job_a, c.job_b[pairs]])
     col = np.concatenate([np.arange(c.num), pairs])
-    order = np.lexsort((-score[col], owner))
-    first = np.searchsorted(owner[order], np.arange(n))
-    rank = np.arange(len(order)) - first[owner[order]]
     keep = np.zeros(c.num, bool)
-    keep[col[order[rank < SEED_COLUMNS]]] = True
+    if len(col):
+        by_owner = np.argsort(owner, kind="stable")  # within a job: columns in their order
+        owner, col = owner[by_owner], col[by_owner]
+        s = score[col]
+        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        group = np.cumsum(np.r_[False, owner[1:] != owner[:-1]])
+        for _ in range(SEED_COLUMNS):
+            best = np.maximum.reduceat(s, starts)
+            at_best = np.flatnonzero(s == best[group])
+            if not len(at_best):
+                break
+            first = at_best[np.r_[True, group[at_best[1:]] != group[at_best[:-1]]]]
+            keep[col[first]] = True
+            s[first] = -np.inf
     keep &= cost > 0  # a column of value <= 0 never prices out (duals are >= 0)
     keep |= extra
     return np.flatnonzero(keep)
@@ -355,9 +384,12 @@ def solve_priced(model: RoundModel, lp: LinearProgram, opts: SolveOptions, warm:
     used_basis = False
     if warm is not None and seeded and warm.use_basis is not False and warm._col_keys is not None:
         old_job, old_type = warm._old_rows(model)
-        status, hit, before = warm._column_status(model, old_job, old_type)
-        used_basis = warm.use_basis is True or _few_moved(cost[hit], before)
+        pos, hit, before = warm._column_match(model, old_job, old_type)
+        used_basis = (warm.use_basis is True or _few_moved(cost[hit], before)) and warm._fetch_basis()
         if used_basis:
+            assert warm._col_status is not None
+            status = np.full(m, BASIS_LOWER, np.int8)
+            status[hit] = warm._col_status[pos[hit]]
             extra = status != BASIS_LOWER  # basic or at 1 in the previous optimum
             row_start = warm._row_status_for(model, old_job, old_type)
             col_start = status
@@ -385,7 +417,7 @@ def solve_priced(model: RoundModel, lp: LinearProgram, opts: SolveOptions, warm:
     if out.col_dual is not None:
         col_dual[sel] = out.col_dual
     if warm is not None:
-        warm._keep(model, row_dual[n:], sel, None if warm.use_basis is False else inc.basis())
+        warm._keep(model, row_dual[n:], sel, None if warm.use_basis is False else inc)
         warm.rounds += 1
         warm.seeded, warm.used_basis = seeded, used_basis and inc.started_from_basis
         warm.passes, warm.columns, warm.iterations = inc.passes, len(sel), inc.iterations

@@ -1,0 +1,73 @@
+"""The greedy pass of ``fast`` (:func:`fairshare.methods.rounding.greedy_take`): it stops walking its order
+once nothing more can fit, and takes a leading run of columns that fit together in one step; neither
+changes the placement."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fairshare.formulation import RoundModel, build_model
+from fairshare.methods.rounding import greedy_round, greedy_take
+from fairshare.testing.random_rounds import random_round
+from fairshare.testing.strategies import round_problems
+
+
+def _walk_all(model: RoundModel, order: np.ndarray, x0: np.ndarray) -> np.ndarray:
+    """The greedy pass without an early stop: every column of ``order`` is tried."""
+    c, p = model.columns, model.problem
+    x = np.array(x0, dtype=np.float64, copy=True)
+    free = np.ones(p.num_jobs, bool)
+    on = x > 0.5
+    free[c.job_a[on]] = False
+    free[c.job_b[on & c.is_pair]] = False
+    room = p.capacity - np.bincount(c.gpu[on], weights=c.size[on], minlength=len(p.capacity)).astype(np.float64)
+    for k in order:
+        a, b, g, s = c.job_a[k], c.job_b[k], c.gpu[k], c.size[k]
+        if model.value[k] > 0 and room[g] >= s and free[a] and (b < 0 or free[b]):
+            free[a] = False
+            if b >= 0:
+                free[b] = False
+            room[g] -= s
+            x[k] = 1.0
+    return x
+
+
+def _check(model: RoundModel, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    m = model.columns.num
+    order = rng.permutation(m)
+    np.testing.assert_array_equal(greedy_take(model, order, np.zeros(m)), _walk_all(model, order, np.zeros(m)))
+    # on top of a feasible placement: the greedy pass over a random half of the columns
+    x0 = _walk_all(model, rng.permutation(m)[: m // 2], np.zeros(m))
+    np.testing.assert_array_equal(greedy_take(model, order, x0), _walk_all(model, order, x0))
+    # the hint that the first k columns fit together: right (the walk's own picks first) or wrong (any k)
+    picked = np.flatnonzero(_walk_all(model, order, np.zeros(m)) > 0.5)
+    good = np.concatenate([rng.permutation(picked), rng.permutation(np.setdiff1d(np.arange(m), picked))])
+    for hint_order, k in ((good, len(picked)), (good, len(picked) // 2), (order, int(rng.integers(0, m + 1)))):
+        np.testing.assert_array_equal(greedy_take(model, hint_order, x0, together=k),
+                                      _walk_all(model, hint_order, x0))
+        np.testing.assert_array_equal(greedy_take(model, hint_order, np.zeros(m), together=k),
+                                      _walk_all(model, hint_order, np.zeros(m)))
+
+
+@given(problem=round_problems(max_jobs=14, max_capacity=4), seed=st.integers(0, 2**16))
+def test_early_stop_gives_the_full_walk(problem, seed: int) -> None:
+    _check(build_model(problem), seed)
+
+
+@given(problem=round_problems(max_jobs=10, max_capacity=3, scales=(0.25, 0.5, 1, 2)), seed=st.integers(0, 2**16))
+def test_early_stop_gives_the_full_walk_with_parts_of_gpus(problem, seed: int) -> None:
+    _check(build_model(problem), seed)
+
+
+def test_early_stop_on_loaded_and_light_rounds() -> None:
+    # loaded: 600 jobs on 40 GPUs (capacity runs out early); light: 60 jobs on 400 GPUs (jobs run out first)
+    for problem in (random_round(600, seed=4, num_gpus=40), random_round(60, seed=5, num_gpus=400)):
+        model = build_model(problem)
+        _check(model, 0)
+        x = greedy_round(model, np.zeros(model.columns.num))
+        assert x.sum() > 0
+        used = np.bincount(model.columns.gpu, weights=model.columns.size * x, minlength=len(problem.capacity))
+        assert np.all(used <= problem.capacity)
