@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import itertools
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -176,7 +177,8 @@ class WarmStart:
     def _old_rows(self, model: RoundModel) -> tuple[np.ndarray, np.ndarray]:
         """Row of each job and type in the previous round (-1: new)."""
         jobs = self._jobs or {}
-        old_job = np.fromiter((jobs.get(j, -1) for j in model.problem.job_ids), np.int64, model.problem.num_jobs)
+        ids = model.problem.job_ids
+        old_job = np.fromiter(map(jobs.get, ids, itertools.repeat(-1)), np.int64, len(ids))
         old = {g: i for i, g in enumerate(self._types)}
         old_type = np.array([old.get(g, -1) for g in model.problem.gpu_types], np.int64)
         return old_job, old_type
