@@ -744,8 +744,19 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
             tfair = fair_share(led.problem(rows, gpus, _PairCache._none(), cfg)).throughput
             fair_at.update({i: float(tfair[int(np.searchsorted(rows, i))]) for i in new})
             waiting += new
+        # Idle GPUs only get fewer during this pass, so a job that fits on no type now stays waiting: find the
+        # few that may fit in one vectorised step and try those in turn (the same starts as trying every job).
+        if not waiting:
+            continue
+        w = np.array(waiting, dtype=np.int64)
+        maybe = ((led.throughput[w] > 0) & (free[None, :] >= size[w][:, None])).any(axis=1)
+        if not maybe.any():
+            continue
         still = []
-        for i in waiting:
+        for i, try_it in zip(waiting, maybe.tolist()):
+            if not try_it:
+                still.append(i)
+                continue
             fits = (led.throughput[i] > 0) & (free >= size[i])
             if not fits.any():
                 still.append(i)
