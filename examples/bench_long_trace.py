@@ -1,18 +1,19 @@
 """Benchmark of a long replay: where a simulated round's time goes, with and without fast's polish.
 
 The issue's trace: ``fairshare trace --jobs 100000`` (Gavel's recipe, 6 jobs/h, seed 0) on 36 V100 + 36 P100
-+ 36 K80. Each variant replays the same first ``--rounds`` rounds in this process, one after the other, and
-the script reports the wall time per round split into the LP, the rounding (greedy and local search), the
-polish MILP, the rest of the policy (round document, model, priorities) and the simulator's own bookkeeping,
-plus the offered load of the whole trace (:func:`fairshare.sim.load.offered_load`) and how the number of
-active jobs grows.
++ 36 K80. Variants (:data:`VARIANTS`): ``default``, ``no-polish`` (``polish=False``) and ``no-polish-warm``
+(also ``warm_start=True``: the LP priced from the round before). Each variant replays the same first
+``--rounds`` rounds in this process, one after the other, and the script reports the wall time per round
+split into the LP, the rounding (greedy and local search), the polish MILP, the rest of the policy (round
+document, model, priorities) and the simulator's own bookkeeping, plus the offered load of the whole trace
+(:func:`fairshare.sim.load.offered_load`) and how the number of active jobs grows.
 
 Usage::
 
-    python examples/bench_long_trace.py                 # 3,000 rounds per variant (about 10 minutes)
+    python examples/bench_long_trace.py                 # 3,000 rounds per variant (about 4 minutes)
     python examples/bench_long_trace.py --quick         # 2,000 jobs, 150 rounds per variant (seconds)
-    python examples/bench_long_trace.py --jobs-per-hour 3 --rounds 5000 --variants no-polish
-    python examples/bench_long_trace.py --rounds 6000 --variants no-polish no-polish-warm   # warm LPs
+    python examples/bench_long_trace.py --jobs-per-hour 3 --rounds 5000 --name bench_long_trace_3jph
+    python examples/bench_long_trace.py --rounds 6000 --variants no-polish no-polish-warm --name bench_long_trace_warm
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from fairshare.sim.traces import generate_trace
 
 VARIANTS: dict[str, dict[str, Any]] = {"default": {}, "no-polish": {"polish": False},
                                        "no-polish-warm": {"polish": False, "warm_start": True}}
-"""Variant name -> ``options`` of the fairshare policy (``fast`` mode); the first two run by default."""
+"""Variant name -> ``options`` of the fairshare policy (``fast`` mode)."""
 
 
 @contextlib.contextmanager
@@ -117,9 +118,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cluster", default="V100=36,P100=36,K80=36")
     ap.add_argument("--rounds", type=int, default=3000, help="rounds replayed per variant")
-    ap.add_argument("--variants", nargs="+", choices=tuple(VARIANTS), default=["default", "no-polish"])
+    ap.add_argument("--variants", nargs="+", choices=tuple(VARIANTS), default=list(VARIANTS))
     ap.add_argument("--quick", action="store_true", help="2,000 jobs, 150 rounds")
     ap.add_argument("--out", type=Path, default=Path("docs/results"))
+    ap.add_argument("--name", default="bench_long_trace", help="report file name in --out, without .md")
     args = ap.parse_args(argv)
     if args.quick:
         args.jobs, args.rounds = 2000, 150
@@ -131,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[bench_long_trace] {name}: {rows[-1]['wall']:.1f} s for {rows[-1]['rounds']} rounds", file=sys.stderr)
     text = report(args, load.describe(), rows)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "bench_long_trace.md").write_text(text)
+    (args.out / f"{args.name}.md").write_text(text)
     print(text)
     return 0
 

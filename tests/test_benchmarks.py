@@ -41,6 +41,7 @@ def test_bench_long_trace_small(tmp_path) -> None:
     text = (tmp_path / "bench_long_trace.md").read_text()
     assert "offered load" in text
     rows = [line for line in text.splitlines() if line.startswith(("| default |", "| no-polish |"))]
+    assert any(line.startswith("| no-polish-warm |") for line in text.splitlines())
     assert len(rows) == 2
     default, plain = ([c.strip() for c in r.strip("|").split("|")] for r in rows)
     assert default[1] == plain[1] == "40"                       # the same rounds were replayed

@@ -131,6 +131,20 @@ def test_simulate_no_polish_reaches_the_fairshare_policy(tmp_path: Path, capsys:
     assert "`--no-polish` = True: applies to the fast mode only, not to mode 'exact'" in capsys.readouterr().err
 
 
+def test_simulate_warm_start_reaches_the_fairshare_policy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = tmp_path / "t.csv"
+    trace.write_text(TRACE_CSV)
+    out = tmp_path / "res"
+    assert main(["simulate", "--trace", str(trace), "--cluster", "V100=1,K80=1", "--no-polish", "--warm-start",
+                 "--no-plots", "--out", str(out), "--policy", "fairshare:priority=none"]) == 0
+    (run,) = json.loads((out / "records.json").read_text())["runs"]
+    assert run["config"]["policy_options"] == {"priority": "none",
+                                               "options": {"polish": False, "warm_start": True}}
+    assert main(["simulate", "--trace", str(trace), "--cluster", "V100=1", "--warm-start", "--mode", "exact",
+                 "--out", str(out)]) == 2
+    assert "`--warm-start` = True: applies to the fast mode only, not to mode 'exact'" in capsys.readouterr().err
+
+
 def test_trace_command_writes_a_readable_deterministic_trace(tmp_path: Path) -> None:
     from fairshare.sim.traces import read_trace
 

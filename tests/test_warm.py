@@ -22,6 +22,7 @@ from fairshare.methods.solved import relative_gap
 from fairshare.policies.base import RoundState
 from fairshare.policies.fairshare import FairsharePolicy
 from fairshare.problem import RoundProblem
+from fairshare.solvers.highs import BASIS_BASIC
 from fairshare.testing.consecutive import consecutive_rounds
 from fairshare.testing.random_rounds import random_round
 from fairshare.testing.strategies import round_problems
@@ -157,7 +158,8 @@ def test_warm_rounds_give_the_cold_answers(use_basis: bool | None) -> None:
 def _copy(state: warm.WarmStart, model, lp) -> warm.WarmStart:
     """A state one round behind ``state`` would give the same seed; re-seeding from ``state`` is enough here."""
     new = warm.WarmStart(use_basis=state.use_basis)
-    for name in ("_jobs", "_types", "_prices", "_col_keys", "_col_status", "_col_cost", "_row_status", "_pending"):
+    for name in ("_jobs", "_types", "_prices", "_job_duals", "_col_keys", "_col_status", "_col_cost", "_row_status",
+                 "_pending"):
         setattr(new, name, getattr(state, name))
     return new
 
@@ -431,3 +433,69 @@ def test_seed_columns_are_each_jobs_best_with_ties_broken_by_position(problem, p
     y = np.asarray(prices[: len(problem.gpu_types)])
     got = warm._seed_columns(model, cost, y, np.zeros(model.columns.num, bool))
     np.testing.assert_array_equal(got, _seed_by_sorting(model, cost, y))
+
+
+# ------------------------------------------------------------------------------------- rows priced (long queue)
+@pytest.mark.parametrize(("jobs", "gpus", "seed"), [(400, 40, 0), (600, 64, 1), (500, 30, 2)])
+def test_a_long_queue_prices_rows_and_keeps_the_cold_optimum(jobs: int, gpus: int, seed: int) -> None:
+    # many more jobs than GPUs: with the previous prices most jobs start outside the LP, rows and all
+    problems = consecutive_rounds(jobs, 5, churn=6, seed=seed, num_gpus=gpus)
+    state = warm.WarmStart()
+    restricted = 0
+    for p in problems:
+        model = build_model(p)
+        lp = model.tightened_lp()
+        cold = solve_relaxation(model, lp, COLD)
+        _assert_same_lp(model, warm.solve_priced(model, lp, COLD, state), cold)
+        restricted += state.job_rows < p.num_jobs
+        assert state.job_rows <= p.num_jobs
+    assert restricted >= 2  # rounds after the first had prices, and used them to leave rows out
+
+
+def test_rows_left_out_come_back_when_their_columns_price_out() -> None:
+    # prices far too high leave every job out at first; pricing brings back what the optimum needs
+    p = consecutive_rounds(300, 1, seed=3, num_gpus=40)[0]
+    model = build_model(p)
+    lp = model.tightened_lp()
+    state = warm.WarmStart()
+    warm.solve_priced(model, lp, COLD, state)
+    state._prices = np.full(len(p.gpu_types), 1e9)
+    state.use_basis = False
+    out = warm.solve_priced(model, lp, COLD, state)
+    _assert_same_lp(model, out, solve_relaxation(model, lp, COLD))
+    assert state.passes >= 2 and state.job_rows > 0  # it started with no job row at all
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), gpus=st.integers(8, 60), scale=st.floats(0.0, 3.0))
+def test_priced_rows_from_any_prices_give_the_optimum(seed: int, gpus: int, scale: float) -> None:
+    p = consecutive_rounds(200, 1, seed=seed, num_gpus=gpus)[0]
+    model = build_model(p)
+    lp = model.tightened_lp()
+    state = warm.WarmStart(use_basis=False)
+    warm.solve_priced(model, lp, COLD, state)  # the state now has this round's prices: rows get left out
+    state._prices = np.asarray(state._prices) * scale  # prices too low or too high
+    out = warm.solve_priced(model, lp, COLD, state)
+    _assert_same_lp(model, out, solve_relaxation(model, lp, COLD))
+
+
+def test_the_kept_basis_covers_the_rows_left_out() -> None:
+    # a round whose LP left rows out keeps a basis over all its rows, and the next round can start from it
+    problems = consecutive_rounds(400, 6, churn=4, seed=5, num_gpus=30)
+    state = warm.WarmStart()
+    checked = 0
+    for p in problems:
+        model = build_model(p)
+        lp = model.tightened_lp()
+        out = warm.solve_priced(model, lp, COLD, state)
+        _assert_same_lp(model, out, solve_relaxation(model, lp, COLD))
+        state.use_basis = None
+        if state.job_rows < p.num_jobs and state._pending is not None:
+            rows = state._pending[2]
+            assert state._fetch_basis() and state._row_status is not None
+            assert len(state._row_status) == p.num_jobs + len(p.gpu_types)
+            out_of_lp = np.setdiff1d(np.arange(p.num_jobs), rows)
+            assert len(out_of_lp) and (state._row_status[out_of_lp] == BASIS_BASIC).all()
+            state.use_basis = True  # the next round starts from this basis
+            checked += 1
+    assert checked >= 1

@@ -177,6 +177,11 @@ def _run(args: Namespace, policies: list[str]) -> int:
                 raise InvalidInputError("--no-polish", True, f"applies to the fast mode only, not to mode "
                                                              f"{opts.get('mode')!r} ({label})")
             opts["options"] = {**dict(opts.get("options") or {}), "polish": False}
+        if name == "fairshare" and args.warm_start:
+            if opts.get("mode", "fast") != "fast":
+                raise InvalidInputError("--warm-start", True, f"applies to the fast mode only, not to mode "
+                                                              f"{opts.get('mode')!r} ({label})")
+            opts["options"] = {**dict(opts.get("options") or {}), "warm_start": True}
         specs.append(RunSpec(policy=name, cluster=cluster, trace=trace, policy_options=opts, sim_options=sim,
                              label=label, catalog=tuple(args.catalog or ())))
     if len(specs) == 1 or args.workers == 1:
@@ -375,6 +380,10 @@ def _common(p: ArgumentParser) -> None:
                      help="fast mode of the fairshare policy without the local search and polish MILP: each round "
                           "is the greedy rounding of the LP (gap still certified); for long replays, about 10x "
                           "less policy time per round")
+    sim.add_argument("--warm-start", action="store_true",
+                     help="fast mode of the fairshare policy solves each round's LP by pricing, seeded from the "
+                          "round before (the same LP optimum; with ties another placement of it); for long "
+                          "replays with hundreds of waiting jobs")
     sim.add_argument("--until", type=float, default=None, metavar="HOURS",
                      help="horizon: start no round after this simulated time; unfinished jobs are counted apart")
     sim.add_argument("--max-rounds", type=int, default=None, metavar="N", help="stop after N rounds")

@@ -19,6 +19,13 @@ Priced solve (:func:`solve_priced`)
     same point. Reduced costs and row duals are reported for every column (computed for the ones never
     added), so the polish's reduced-cost fixing and the partition bound work unchanged. Rounds of fewer than
     :data:`PRICING_MIN_COLUMNS` columns are solved as cold rounds are (pricing did not pay there).
+Rows priced too (a long queue)
+    With the previous round's GPU prices, jobs none of whose columns is worth its GPUs at those prices
+    (``v_c <= size_c y_g``) start outside the restricted LP, rows and all, when they are most of the round
+    (:data:`ROWS_MAX_SHARE`). A job's row is slack with dual 0 while none of its columns is in the LP, so
+    its columns are priced at ``u = 0``; one that prices out enters with its jobs' rows. The optimum is still
+    the whole LP's, and the LP grows with the jobs that compete for GPUs rather than with the queue (at 4,000
+    jobs on 200 GPUs: 763 of 22,440 columns).
 Warm start (:class:`WarmStart`)
     What a round leaves for the next: the GPU prices by type name, and the basis of the restricted LP keyed
     by identity (job rows by job id, capacity rows by type name, columns by their job ids and type) with the
@@ -57,8 +64,8 @@ from fairshare.methods.options import SolveOptions
 from fairshare.solvers import SolverOutcome, Termination
 from fairshare.solvers.highs import BASIS_BASIC, BASIS_LOWER, IncrementalLP
 
-__all__ = ["BASIS_MAX_MOVED", "MAX_PRICING_PASSES", "PRICING_MIN_COLUMNS", "SEED_COLUMNS", "WarmCache", "WarmStart",
-           "current", "reduced_costs", "solve_priced", "use"]
+__all__ = ["BASIS_MAX_MOVED", "MAX_PRICING_PASSES", "PRICING_MIN_COLUMNS", "ROWS_MAX_SHARE", "SEED_COLUMNS",
+           "WarmCache", "WarmStart", "current", "reduced_costs", "solve_priced", "use"]
 
 SEED_COLUMNS = 2
 """Columns per job in the first restricted LP (its best by value less GPUs at the previous prices)."""
@@ -74,6 +81,14 @@ BASIS_MAX_MOVED = 0.1
 """``use_basis=None`` starts from the previous basis when at most this share of the columns the two rounds
 share changed value by more than 1 % (measured on 2,048-job rounds: 50-63 % with carried deficits, where the
 basis cost iterations; 0 % with arrivals and departures only, where it saved 98 % of them)."""
+
+ROWS_MAX_SHARE = 0.5
+"""With the previous round's GPU prices, a round's restricted LP holds only the rows of the jobs that have a
+column worth its GPUs at those prices (``v_c > size_c y_g``), if they are at most this share of the jobs.
+
+In a round with many more jobs than GPUs (a long queue) most jobs get nothing; their rows are slack and
+their duals 0 at the optimum, so they can stay out of the LP until a column of theirs prices out (their row
+then enters with it). The LP then grows with the jobs that compete for the GPUs, not with the queue."""
 
 MAX_PRICING_PASSES = 50
 """Pricing passes before every column left out is added at once (a safety net; 2 to 4 passes are usual)."""
@@ -107,6 +122,9 @@ class WarmStart:
     passes, columns, iterations : int
         Of the last round: LP solves (1 + pricing passes that added columns), columns in the final restricted
         LP, simplex iterations.
+    job_rows : int
+        Of the last round: job rows in the final restricted LP (all the round's jobs unless the LP was
+        restricted to the jobs that compete for GPUs, :data:`ROWS_MAX_SHARE`).
 
     Notes
     -----
@@ -131,10 +149,12 @@ class WarmStart:
     used_basis: bool = False
     passes: int = 0
     columns: int = 0
+    job_rows: int = 0
     iterations: int = 0
     _jobs: dict[str, int] | None = field(default=None, repr=False)
     _types: tuple[str, ...] = field(default=(), repr=False)
     _prices: np.ndarray | None = field(default=None, repr=False)
+    _job_duals: np.ndarray | None = field(default=None, repr=False)  # of the previous round's job rows
     _col_keys: np.ndarray | None = field(default=None, repr=False)  # sorted keys of the restricted columns
     _col_status: np.ndarray | None = field(default=None, repr=False)
     _col_cost: np.ndarray | None = field(default=None, repr=False)
@@ -142,7 +162,7 @@ class WarmStart:
     # The last restricted LP and the order of its columns by key: its basis is read from HiGHS only when a
     # round uses it (reading it costs about as much as pricing a round's columns, and most rounds with
     # carried deficits do not use it).
-    _pending: tuple[IncrementalLP, np.ndarray] | None = field(default=None, repr=False)
+    _pending: tuple[IncrementalLP, np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not (self.use_basis is None or self.use_basis is True or self.use_basis is False):
@@ -153,7 +173,7 @@ class WarmStart:
 
     def reset(self) -> None:
         """Forget the previous round (the next one starts cold)."""
-        self._jobs, self._types, self._prices = None, (), None
+        self._jobs, self._types, self._prices, self._job_duals = None, (), None, None
         self._col_keys = self._col_status = self._col_cost = self._row_status = None
         self._pending = None
 
@@ -173,6 +193,14 @@ class WarmStart:
                 if g in old:
                     y[k] = max(0.0, float(self._prices[old[g]]))
         return y
+
+    def _job_duals_for(self, old_job: np.ndarray) -> np.ndarray:
+        """The previous round's job-row duals on this round's jobs (``old_job`` from :meth:`_old_rows`; 0: new)."""
+        u = np.zeros(len(old_job))
+        if self._job_duals is not None:
+            known = old_job >= 0
+            u[known] = self._job_duals[old_job[known]]
+        return u
 
     def _old_rows(self, model: RoundModel) -> tuple[np.ndarray, np.ndarray]:
         """Row of each job and type in the previous round (-1: new)."""
@@ -207,14 +235,16 @@ class WarmStart:
     def _fetch_basis(self) -> bool:
         """Read the kept restricted LP's basis from HiGHS if not read yet; ``False`` if there is none."""
         if self._pending is not None:
-            inc, order = self._pending
+            inc, order, rows = self._pending
             self._pending = None
             basis = inc.basis()
             if basis is None:
                 self._col_keys = self._col_cost = None
             else:
                 self._col_status = basis[0][order]
-                self._row_status = basis[1].copy()
+                row_status = np.full(len(self._jobs or {}) + len(self._types), BASIS_BASIC, np.int8)
+                row_status[rows] = basis[1]  # rows left out of the LP: slack, basic
+                self._row_status = row_status
         return self._col_keys is not None and self._col_status is not None and self._row_status is not None
 
     def _row_status_for(self, model: RoundModel, old_job: np.ndarray, old_type: np.ndarray) -> np.ndarray:
@@ -228,13 +258,19 @@ class WarmStart:
         rows[n:] = np.where(old_type >= 0, prev[n_old + np.maximum(old_type, 0)], BASIS_BASIC)
         return rows
 
-    def _keep(self, model: RoundModel, prices: np.ndarray, sel: np.ndarray, inc: IncrementalLP | None) -> None:
-        """Remember this round: prices, job rows, the restricted columns' keys, and ``inc`` to read its basis."""
+    def _keep(self, model: RoundModel, row_dual: np.ndarray, sel: np.ndarray, inc: IncrementalLP | None,
+              rows: np.ndarray | None = None) -> None:
+        """Remember this round: its duals (GPU prices, job rows), the restricted columns' keys, and ``inc``.
+
+        ``row_dual``: the duals of every row (jobs, then types); ``rows``: the round's rows in the order of
+        ``inc``'s rows (``None``: all, in order).
+        """
         p, c = model.problem, model.columns
         n, g = p.num_jobs, len(p.gpu_types)
         self._jobs = dict(zip(p.job_ids, range(n)))
         self._types = tuple(p.gpu_types)
-        self._prices = np.maximum(np.asarray(prices, np.float64), 0.0)
+        self._prices = np.maximum(np.asarray(row_dual[n:], np.float64), 0.0)
+        self._job_duals = np.maximum(np.asarray(row_dual[:n], np.float64), 0.0)
         self._col_keys = self._col_status = self._col_cost = self._row_status = None
         self._pending = None
         if inc is None or self.use_basis is False or (n + 1) * (n + 1) * max(g, 1) >= _KEY_LIMIT:
@@ -245,7 +281,7 @@ class WarmStart:
         order = np.argsort(keys, kind="stable")
         self._col_keys = keys[order]
         self._col_cost = np.asarray(model.value, np.float64)[sel][order]
-        self._pending = (inc, order)
+        self._pending = (inc, order, np.arange(n + g) if rows is None else np.asarray(rows, np.int64))
 
 
 def _keys(a: np.ndarray, b: np.ndarray, g: np.ndarray, n: int, types: int) -> np.ndarray:
@@ -384,8 +420,8 @@ def solve_priced(model: RoundModel, lp: LinearProgram, opts: SolveOptions, warm:
     col_start = row_start = None
     extra = np.zeros(m, bool)
     used_basis = False
+    old_job, old_type = warm._old_rows(model) if warm is not None and seeded else (np.zeros(0, np.int64),) * 2
     if warm is not None and seeded and warm.use_basis is not False and warm._col_keys is not None:
-        old_job, old_type = warm._old_rows(model)
         pos, hit, before = warm._column_match(model, old_job, old_type)
         used_basis = (warm.use_basis is True or _few_moved(cost[hit], before)) and warm._fetch_basis()
         if used_basis:
@@ -398,14 +434,20 @@ def solve_priced(model: RoundModel, lp: LinearProgram, opts: SolveOptions, warm:
     if m < PRICING_MIN_COLUMNS:
         out = solve_relaxation(model, lp, opts, deadline=deadline)
         if warm is not None and out.row_dual is not None:
-            warm._keep(model, out.row_dual[n:], np.arange(0), None)
+            warm._keep(model, out.row_dual, np.arange(0), None)
             warm.rounds += 1
             warm.seeded, warm.passes, warm.columns, warm.iterations = seeded, 1, m, 0
+            warm.job_rows = n
             warm.used_basis = False
         return out
     sel = _seed_columns(model, cost, prices, extra)
+    rows = _seed_rows(model, cost, prices, warm._job_duals_for(old_job), extra) if warm is not None and seeded else None
+    if rows is not None:
+        inside = np.zeros(n + g, bool)
+        inside[rows] = True
+        sel = sel[inside[c.job_a[sel]] & inside[np.where(c.is_pair[sel], c.job_b[sel], c.job_a[sel])]]
     try:
-        out, sel, inc = _price(model, lp, opts, cost, sel, col_start, row_start, deadline)
+        out, sel, inc, rows = _price(model, lp, opts, cost, sel, col_start, row_start, deadline, rows)
     except SolverError:
         if warm is not None:
             warm.reset()
@@ -419,40 +461,86 @@ def solve_priced(model: RoundModel, lp: LinearProgram, opts: SolveOptions, warm:
     if out.col_dual is not None:
         col_dual[sel] = out.col_dual
     if warm is not None:
-        warm._keep(model, row_dual[n:], sel, None if warm.use_basis is False else inc)
+        warm._keep(model, row_dual, sel, None if warm.use_basis is False else inc, rows)
         warm.rounds += 1
         warm.seeded, warm.used_basis = seeded, used_basis and inc.started_from_basis
         warm.passes, warm.columns, warm.iterations = inc.passes, len(sel), inc.iterations
+        warm.job_rows = n if rows is None else len(rows) - g
     return SolverOutcome(x, out.objective, out.bound, out.termination, out.message, out.seconds, mip_gap=0.0,
                          col_dual=col_dual, row_dual=row_dual)
 
 
+def _seed_rows(model: RoundModel, cost: np.ndarray, prices: np.ndarray, u: np.ndarray,
+               extra: np.ndarray) -> np.ndarray | None:
+    """Rows of the first restricted LP (sorted: jobs, then every type), or ``None`` for all.
+
+    The jobs with a positive dual ``u`` in the previous round, those with a column that does not price out
+    negative at the previous duals ``(u, prices)``, and those of ``extra``; ``None`` if they are more than
+    :data:`ROWS_MAX_SHARE` of the jobs.
+    """
+    c, n, g = model.columns, model.problem.num_jobs, len(model.problem.gpu_types)
+    d = cost - u[c.job_a] - np.where(c.is_pair, u[np.maximum(c.job_b, 0)], 0.0) - c.size * prices[c.gpu]
+    wanted = (d > -1e-9 * np.maximum(1.0, np.abs(cost))) | extra
+    jobs = u > 0
+    jobs[c.job_a[wanted]] = True
+    jobs[c.job_b[wanted & c.is_pair]] = True
+    if jobs.sum() > ROWS_MAX_SHARE * n:
+        return None
+    return np.concatenate([np.flatnonzero(jobs), n + np.arange(g)])
+
+
 def _price(model: RoundModel, lp: LinearProgram, opts: SolveOptions, cost: np.ndarray, sel: np.ndarray,
-           col_start: np.ndarray | None, row_start: np.ndarray | None,
-           deadline: float | None) -> tuple[SolverOutcome, np.ndarray, IncrementalLP]:
-    """Solve the restricted LP over ``sel`` and add columns that price out until none does."""
+           col_start: np.ndarray | None, row_start: np.ndarray | None, deadline: float | None,
+           rows: np.ndarray | None = None) -> tuple[SolverOutcome, np.ndarray, IncrementalLP, np.ndarray | None]:
+    """Solve the restricted LP over ``sel`` and add columns that price out until none does.
+
+    ``rows``: the round's rows in the restricted LP (``None``: all). A column that prices out brings the rows
+    of its jobs that are not in the LP yet. Returns the outcome with ``row_dual`` over *all* rows (0 for the
+    rows left out), the final columns and rows, and the LP kept in HiGHS.
+    """
     a = lp.matrix
-    restricted = LinearProgram(cost[sel], a[:, sel], lp.row_lower, lp.row_upper, lp.col_lower[sel],
+    c, n_rows = model.columns, a.shape[0]
+    pos = None
+    if rows is not None:
+        pos = np.full(n_rows, -1, np.int64)
+        pos[rows] = np.arange(len(rows))
+    sub = a[:, sel] if rows is None else a[:, sel][rows]
+    restricted = LinearProgram(cost[sel], sub.tocsc(), lp.row_lower if rows is None else lp.row_lower[rows],
+                               lp.row_upper if rows is None else lp.row_upper[rows], lp.col_lower[sel],
                                lp.col_upper[sel], len(sel))
+    start_rows = None if row_start is None else (row_start if rows is None else row_start[rows])
     inc = IncrementalLP(restricted, threads=opts.threads, seed=opts.seed, verbose=opts.verbose,
-                        col_status=None if col_start is None else col_start[sel], row_status=row_start)
+                        col_status=None if col_start is None else col_start[sel], row_status=start_rows)
     tol = 1e-7 * np.maximum(1.0, np.abs(cost))
     total_seconds = 0.0
     while True:
         out = inc.run(deadline)
         total_seconds += out.seconds
         if out.termination is Termination.TIME_LIMIT and deadline is not None:
-            return out, sel, inc
+            return out, sel, inc, rows
         if not out.optimal or out.x is None or out.row_dual is None:
             raise SolverError(f"HiGHS did not solve the restricted LP ({out.message!r})")
-        d = reduced_costs(model, cost, out.row_dual)
+        row_dual = out.row_dual
+        if rows is not None:
+            row_dual = np.zeros(n_rows)
+            row_dual[rows] = out.row_dual
+        d = reduced_costs(model, cost, row_dual)
         d[sel] = -np.inf
         add = np.flatnonzero(d > tol)
         if not len(add):
             break
         if inc.passes >= MAX_PRICING_PASSES:
             add = np.setdiff1d(np.arange(len(cost)), sel)
-        inc.add_columns(cost[add], a[:, add])
+        if rows is not None and pos is not None:
+            jobs = np.unique(np.concatenate([c.job_a[add], c.job_b[add][c.is_pair[add]]]))
+            new = jobs[pos[jobs] < 0]
+            if len(new):
+                inc.add_rows(lp.row_upper[new])
+                pos[new] = len(rows) + np.arange(len(new))
+                rows = np.concatenate([rows, new])
+            inc.add_columns(cost[add], a[:, add][rows].tocsc())
+        else:
+            inc.add_columns(cost[add], a[:, add])
         sel = np.concatenate([sel, add])
     return (SolverOutcome(out.x, out.objective, out.bound, out.termination, out.message, total_seconds,
-                          mip_gap=0.0, col_dual=out.col_dual, row_dual=out.row_dual), sel, inc)
+                          mip_gap=0.0, col_dual=out.col_dual, row_dual=row_dual), sel, inc, rows)

@@ -753,7 +753,8 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
         if not maybe.any():
             continue
         still = []
-        for i, try_it in zip(waiting, maybe.tolist()):
+        try_list: list[bool] = maybe.tolist()
+        for i, try_it in zip(waiting, try_list):
             if not try_it:
                 still.append(i)
                 continue

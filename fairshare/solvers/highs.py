@@ -337,6 +337,14 @@ class IncrementalLP:
             raise SolverError("HiGHS refused the priced columns (addCols returned kError)")
         self.num_cols += k
 
+    def add_rows(self, upper: np.ndarray) -> None:
+        """Append empty rows ``-inf <= . <= upper`` (the columns added later fill them)."""
+        k = len(upper)
+        status = self.highs.addRows(k, np.full(k, -highspy.kHighsInf), np.ascontiguousarray(upper, np.float64), 0,
+                                    np.zeros(k, np.int32), np.zeros(0, np.int32), np.zeros(0, np.float64))
+        if status == highspy.HighsStatus.kError:  # pragma: no cover - empty rows with finite bounds
+            raise SolverError("HiGHS refused the priced rows (addRows returned kError)")
+
     def run(self, deadline: float | None = None) -> SolverOutcome:
         """Solve from the current basis; the outcome carries the column and row duals (LP)."""
         h = self.highs

@@ -22,8 +22,8 @@ __all__ = ["consecutive_rounds"]
 
 
 def consecutive_rounds(jobs: int, rounds: int, *, churn: int = 8, seed: int = 0, carry_deficits: bool = True,
-                       **round_options: Any) -> list[RoundProblem]:
-    """``rounds`` consecutive rounds of ``jobs`` jobs on ``max(8, jobs // 2)`` GPUs.
+                       num_gpus: int | None = None, **round_options: Any) -> list[RoundProblem]:
+    """``rounds`` consecutive rounds of ``jobs`` jobs on ``max(8, jobs // 2)`` GPUs (or ``num_gpus``).
 
     Parameters
     ----------
@@ -36,6 +36,8 @@ def consecutive_rounds(jobs: int, rounds: int, *, churn: int = 8, seed: int = 0,
     carry_deficits : bool
         Carry each job's deficit from ``fast``'s placement (default); False keeps the drawn deficits, so
         that consecutive rounds differ by arrivals and departures only.
+    num_gpus : int, optional
+        GPUs of the cluster (default ``max(8, jobs // 2)``); far fewer than the jobs make a long queue.
     **round_options
         Keyword arguments of :func:`~fairshare.testing.random_rounds.random_round` (``fairness_weight``,
         ``epsilon``, ...).
@@ -46,7 +48,8 @@ def consecutive_rounds(jobs: int, rounds: int, *, churn: int = 8, seed: int = 0,
     >>> [p.num_jobs for p in rs], len(set(rs[0].job_ids) & set(rs[1].job_ids))
     ([20, 20, 20], 18)
     """
-    pool = random_round(jobs + rounds * churn, seed=seed, num_gpus=max(8, jobs // 2), **round_options)
+    gpus = max(8, jobs // 2) if num_gpus is None else int(num_gpus)
+    pool = random_round(jobs + rounds * churn, seed=seed, num_gpus=gpus, **round_options)
     rng = np.random.default_rng(seed + 1)
     active = np.arange(jobs)
     arriving = jobs
