@@ -749,12 +749,11 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
         if not waiting:
             continue
         w = np.array(waiting, dtype=np.int64)
-        maybe = ((led.throughput[w] > 0) & (free[None, :] >= size[w][:, None])).any(axis=1)
+        maybe: np.ndarray = np.any((led.throughput[w] > 0) & (free[None, :] >= size[w][:, None]), axis=1)
         if not maybe.any():
             continue
         still = []
-        try_list: list[bool] = maybe.tolist()
-        for i, try_it in zip(waiting, try_list):
+        for i, try_it in zip(waiting, maybe.tolist()):
             if not try_it:
                 still.append(i)
                 continue
