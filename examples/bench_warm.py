@@ -16,8 +16,10 @@ shared machine falls on all variants alike):
 - ``warm-prices``, ``warm+basis``: the same with the basis never used (``use_basis=False``) or always
   (``use_basis=True``).
 
-Two sequences: deficits carried (the scheduler's case), and deficits held fixed (arrivals and departures
-only: the case of a plan made again within a round, or of a cluster where every job gets its share).
+Three sequences: deficits carried (the scheduler's case), deficits held fixed (arrivals and departures
+only: the case of a plan made again within a round, or of a cluster where every job gets its share), and a
+long queue (the same jobs on an eighth as many GPUs, deficits carried: most jobs wait, and the warm variants
+leave their rows out of the LP until a column of theirs prices out).
 
 A round is timed from the validated :class:`~fairshare.problem.RoundProblem`: model building, LP and
 rounding (and polish if it runs), as ``fairshare.methods.fast.solve`` after ``build_model``. Reported per
@@ -61,6 +63,7 @@ class Runs:
     lp: list[float] = field(default_factory=list)
     iterations: list[int] = field(default_factory=list)
     passes: list[int] = field(default_factory=list)
+    job_rows: list[int] = field(default_factory=list)
     bound: list[float] = field(default_factory=list)
     value: list[float] = field(default_factory=list)
     x: list[np.ndarray] = field(default_factory=list)
@@ -116,6 +119,7 @@ def run(problems: list[RoundProblem], repeats: int = 1) -> dict[str, Runs]:
             r.x.append(best[5])
             r.iterations.append(kept.iterations if kept is not None else -1)
             r.passes.append(kept.passes if kept is not None else 1)
+            r.job_rows.append(kept.job_rows if kept is not None else p.num_jobs)
     return runs
 
 
@@ -146,7 +150,8 @@ def summarise(runs: dict[str, Runs], skip_first: bool = True) -> list[dict[str, 
                      "cpu_vs_cold": float(np.median(r.cpu[s:])) / float(np.median(cold.cpu[s:])),
                      "vs_cold": float(np.median(tot)) / c_med,
                      "iterations": float(np.median(iters)) if iters else float("nan"),
-                     "passes": float(np.median(r.passes[s:])), "bound_diff": bound_diff, "value_diff": value_diff,
+                     "passes": float(np.median(r.passes[s:])), "job_rows": float(np.median(r.job_rows[s:])),
+                     "bound_diff": bound_diff, "value_diff": value_diff,
                      "same_x": same})
     return rows
 
@@ -154,16 +159,16 @@ def summarise(runs: dict[str, Runs], skip_first: bool = True) -> list[dict[str, 
 def _table(rows: list[dict[str, object]]) -> list[str]:
     lines = [
         "| variant | median s | p90 s | median vs cold | CPU median s | CPU p90 s | CPU vs cold | LP median s "
-        "| simplex iterations (median) | LP solves (median) | max rel. diff of LP optimum "
-        "| max rel. diff of placement value | placements = cold |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| simplex iterations (median) | LP solves (median) | job rows in the LP (median) "
+        "| max rel. diff of LP optimum | max rel. diff of placement value | placements = cold |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         it = "-" if r["iterations"] != r["iterations"] else f"{r['iterations']:.0f}"
         lines.append(f"| {r['variant']} | {r['median_s']:.4f} | {r['p90_s']:.4f} | {r['vs_cold']:.2f} | "
                      f"{r['cpu_median_s']:.4f} | {r['cpu_p90_s']:.4f} | {r['cpu_vs_cold']:.2f} | "
-                     f"{r['lp_median_s']:.4f} | {it} | {r['passes']:.0f} | {r['bound_diff']:.1e} | "
-                     f"{r['value_diff']:.1e} | {r['same_x']} of {r['rounds']} |")
+                     f"{r['lp_median_s']:.4f} | {it} | {r['passes']:.0f} | {r['job_rows']:.0f} | "
+                     f"{r['bound_diff']:.1e} | {r['value_diff']:.1e} | {r['same_x']} of {r['rounds']} |")
     return lines
 
 
@@ -183,7 +188,8 @@ def write_markdown(path: Path, tables: list[tuple[str, list[RoundProblem], list[
         "time, and the process's CPU time, which a busy machine disturbs less.",
     ]
     for title, problems, rows in tables:
-        lines += ["", f"## {title}: {len(problems)} rounds", "", *_table(rows)]
+        lines += ["", f"## {title}: {len(problems)} rounds of {problems[0].num_jobs} jobs on "
+                  f"{problems[0].total_gpus} GPUs", "", *_table(rows)]
     lines += ["", "Variants: `cold` the default `fast`, the whole tightened LP; `priced` (`warm_start=True` without "
               "a previous round) the LP solved by pricing from prices 0; `warm` pricing seeded by the previous "
               "round's GPU prices, and from the previous round's basis (alien basis, mapped by job ids and GPU "
@@ -200,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--frozen-rounds", type=int, default=None,
                     help="rounds of the second sequence, deficits not carried (default 10; --quick: 2; 0: none)")
     ap.add_argument("--churn", type=int, default=8, help="departures (and arrivals) per round")
+    ap.add_argument("--queue-rounds", type=int, default=None,
+                    help="rounds of the third sequence, a long queue: the jobs on an eighth as many GPUs, deficits "
+                         "carried (default 10; --quick: 3; 0: none)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeats", type=int, default=1, help="solves per round and variant; the fastest counts")
     ap.add_argument("--quick", action="store_true", help="256 jobs, 5 + 2 rounds (unless given)")
@@ -212,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
         args.rounds = 5 if args.quick else 30
     if args.frozen_rounds is None:
         args.frozen_rounds = 2 if args.quick else 10
+    if args.queue_rounds is None:
+        args.queue_rounds = 3 if args.quick else 10
     t0 = time.perf_counter()
     sequences = [("Deficits carried from round to round (as the Engine and the simulator do)",
                   consecutive_rounds(args.jobs, args.rounds, churn=args.churn, seed=args.seed))]
@@ -219,6 +230,10 @@ def main(argv: list[str] | None = None) -> int:
         sequences.append(("Deficits not carried: arrivals and departures only",
                           consecutive_rounds(args.jobs, args.frozen_rounds, churn=args.churn, seed=args.seed,
                                              carry_deficits=False)))
+    if args.queue_rounds > 1:
+        sequences.append(("A long queue: an eighth as many GPUs as jobs, deficits carried",
+                          consecutive_rounds(args.jobs, args.queue_rounds, churn=args.churn, seed=args.seed,
+                                             num_gpus=max(8, args.jobs // 8))))
     tables = []
     for title, problems in sequences:
         rows = summarise(run(problems, args.repeats))

@@ -390,6 +390,10 @@ def test_bench_warm_quick(tmp_path) -> None:
     text = (tmp_path / "bench_warm.md").read_text()
     for variant in mod.VARIANTS:
         assert f"| {variant} |" in text
+    assert "## A long queue: an eighth as many GPUs as jobs" in text and "96 jobs on 12 GPUs" in text
+    # the priced variants report how many job rows their LP kept (all 96 here: these rounds are solved cold)
+    rows = [line.split("|") for line in text.splitlines() if line.startswith("| warm |")]
+    assert rows and all(int(r[11]) == 96 for r in rows)
 
 
 def test_fractional_and_empty_rounds() -> None:
