@@ -181,7 +181,8 @@ def write_markdown(path: Path, tables: list[tuple[str, list[RoundProblem], list[
         "",
         f"Command: `python examples/bench_warm.py {' '.join(args.argv)}`".rstrip() + f" ({seconds:.0f} s).",
         "",
-        f"Rounds of {args.jobs} jobs on {first.total_gpus} GPUs (`random_round`, seed {args.seed}); after each "
+        f"Rounds of {args.jobs} jobs on {first.total_gpus} GPUs (`random_round`, seed {args.seed}; the long queue "
+        f"on an eighth as many GPUs as jobs); after each "
         f"round {args.churn} jobs leave and {args.churn} arrive. Best of {args.repeats} solves per round and "
         "variant; the variants take turns within each round. Statistics over every round but the first (it has "
         "no previous round). Times from the validated round (model, LP, rounding; polish if it runs): wall "

@@ -92,7 +92,8 @@ class SolveOptions:
         ``fast``: solve the tightened LP by pricing (a restricted set of columns, grown until no column prices
         out: the same optimum as the whole LP) and, when a :class:`~fairshare.methods.warm.WarmStart` is
         current (an :class:`~fairshare.engine.Engine` and the ``fairshare`` policy keep one between rounds),
-        seed it from the previous round's GPU prices and basis (:mod:`fairshare.methods.warm`). Default
+        seed it from the previous round's duals and basis; with a long queue the jobs that do not compete for
+        GPUs then stay out of the LP until a column of theirs prices out (:mod:`fairshare.methods.warm`). Default
         ``False``: the LP optimum is the cold one, but where the LP has several optima or the polish runs the
         placement can differ from the cold one. Not used by split rounds (``partitions > 1``).
     partitions : int
