@@ -20,20 +20,20 @@ Priced solve (:func:`solve_priced`)
     added), so the polish's reduced-cost fixing and the partition bound work unchanged. Rounds of fewer than
     :data:`PRICING_MIN_COLUMNS` columns are solved as cold rounds are (pricing did not pay there).
 Rows priced too (a long queue)
-    With the previous round's GPU prices, jobs none of whose columns is worth its GPUs at those prices
-    (``v_c <= size_c y_g``) start outside the restricted LP, rows and all, when they are most of the round
-    (:data:`ROWS_MAX_SHARE`). A job's row is slack with dual 0 while none of its columns is in the LP, so
-    its columns are priced at ``u = 0``; one that prices out enters with its jobs' rows. The optimum is still
-    the whole LP's, and the LP grows with the jobs that compete for GPUs rather than with the queue (at 4,000
-    jobs on 200 GPUs: 763 of 22,440 columns).
+    With the previous round's duals (GPU prices ``y`` and job duals ``u``, mapped by type name and job id),
+    the jobs that had ``u_j = 0`` and have no column that prices out at those duals start outside the
+    restricted LP, rows and all, when they are most of the round (:data:`ROWS_MAX_SHARE`). A job's row is
+    slack with dual 0 while none of its columns is in the LP, so its columns are priced at ``u_j = 0``; one
+    that prices out enters with its jobs' rows. The optimum is still the whole LP's, and the LP grows with
+    the jobs that compete for GPUs rather than with the queue (2,048 jobs on 256 GPUs: 940 job rows).
 Warm start (:class:`WarmStart`)
-    What a round leaves for the next: the GPU prices by type name, and the basis of the restricted LP keyed
-    by identity (job rows by job id, capacity rows by type name, columns by their job ids and type) with the
-    values of its columns. The next round's restricted LP starts from that basis when few of the columns the
-    two rounds share changed value (:data:`BASIS_MAX_MOVED`; ``use_basis`` forces it on or off), given to
-    HiGHS as an *alien* basis (HiGHS repairs a wrong count of basic variables or a singular basis; new
-    columns start at 0, new job rows with a basic slack). Prices or a basis that fit nothing (other GPU
-    types, every job replaced) cost a little time, never a different optimum.
+    What a round leaves for the next: the GPU prices by type name, the job duals by job id, and the basis of
+    the restricted LP keyed by identity (job rows by job id, capacity rows by type name, columns by their job
+    ids and type) with the values of its columns. The next round's restricted LP starts from that basis when
+    few of the columns the two rounds share changed value (:data:`BASIS_MAX_MOVED`; ``use_basis`` forces it
+    on or off), given to HiGHS as an *alien* basis (HiGHS repairs a wrong count of basic variables or a
+    singular basis; new columns start at 0, new job rows with a basic slack). Prices or a basis that fit
+    nothing (other GPU types, every job replaced) cost a little time, never a different optimum.
 
 What can differ from a cold round: where the LP has several optima, the point found (and then the greedy
 rounding); and the LP duals, which are rarely unique, so that when the polish runs its reduced-cost fixing
@@ -83,8 +83,8 @@ share changed value by more than 1 % (measured on 2,048-job rounds: 50-63 % with
 basis cost iterations; 0 % with arrivals and departures only, where it saved 98 % of them)."""
 
 ROWS_MAX_SHARE = 0.5
-"""With the previous round's GPU prices, a round's restricted LP holds only the rows of the jobs that have a
-column worth its GPUs at those prices (``v_c > size_c y_g``), if they are at most this share of the jobs.
+"""With the previous round's duals, a round's restricted LP holds only the rows of the jobs that had a positive
+dual or have a column that prices out at those duals, if they are at most this share of the jobs.
 
 In a round with many more jobs than GPUs (a long queue) most jobs get nothing; their rows are slack and
 their duals 0 at the optimum, so they can stay out of the LP until a column of theirs prices out (their row
