@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from fairshare.formulation import RoundModel, build_model
 from fairshare.methods.rounding import greedy_round, greedy_take
+from fairshare.packing import FINEST_SHARE
 from fairshare.testing.random_rounds import random_round
 from fairshare.testing.strategies import round_problems
 
@@ -60,6 +61,33 @@ def test_early_stop_gives_the_full_walk(problem, seed: int) -> None:
 @given(problem=round_problems(max_jobs=10, max_capacity=3, scales=(0.25, 0.5, 1, 2)), seed=st.integers(0, 2**16))
 def test_early_stop_gives_the_full_walk_with_parts_of_gpus(problem, seed: int) -> None:
     _check(build_model(problem), seed)
+
+
+def test_orders_with_repeated_columns() -> None:
+    # callers may list a column more than once (the time-sharing policies do): the second time it is skipped
+    model = build_model(random_round(300, seed=6, num_gpus=30))
+    rng = np.random.default_rng(1)
+    m = model.columns.num
+    order = rng.integers(0, m, size=2 * m)
+    for k in (0, 10, m):
+        np.testing.assert_array_equal(greedy_take(model, order, np.zeros(m), together=k),
+                                      _walk_all(model, order, np.zeros(m)))
+
+
+@given(problem=round_problems(max_jobs=14, max_capacity=4))
+def test_greedy_round_of_an_lp_point_is_the_full_walk(problem) -> None:
+    # greedy_round computes its own hint (the columns at 1 in the LP point come first): same as the walk
+    from fairshare.methods.lp import solve_relaxation
+    from fairshare.methods.options import SolveOptions
+
+    model = build_model(problem)
+    lp = model.tightened_lp()
+    x_lp = solve_relaxation(model, lp, SolveOptions()).x
+    assert x_lp is not None
+    density = model.value / np.maximum(model.columns.size, FINEST_SHARE)
+    order = np.lexsort((-density, -np.round(x_lp, 6)))
+    m = model.columns.num
+    np.testing.assert_array_equal(greedy_round(model, x_lp), _walk_all(model, order, np.zeros(m)))
 
 
 def test_early_stop_on_loaded_and_light_rounds() -> None:

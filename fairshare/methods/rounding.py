@@ -120,6 +120,7 @@ def greedy_take(model: RoundModel, order: np.ndarray, x0: np.ndarray, *, togethe
     """
     c, p = model.columns, model.problem
     x = np.array(x0, dtype=np.float64, copy=True)
+    order = np.asarray(order, dtype=np.int64)
     if c.num == 0:
         return x
     on = x > 0.5

@@ -441,7 +441,7 @@ def solve_priced(model: RoundModel, lp: LinearProgram, opts: SolveOptions, warm:
             warm.used_basis = False
         return out
     sel = _seed_columns(model, cost, prices, extra)
-    rows = _seed_rows(model, cost, prices, warm._job_duals_for(old_job), extra) if warm is not None and seeded else None
+    rows = _seed_rows(model, cost, prices, warm._job_duals_for(old_job)) if warm is not None and seeded else None
     if rows is not None:
         inside = np.zeros(n + g, bool)
         inside[rows] = True
@@ -470,17 +470,17 @@ def solve_priced(model: RoundModel, lp: LinearProgram, opts: SolveOptions, warm:
                          col_dual=col_dual, row_dual=row_dual)
 
 
-def _seed_rows(model: RoundModel, cost: np.ndarray, prices: np.ndarray, u: np.ndarray,
-               extra: np.ndarray) -> np.ndarray | None:
+def _seed_rows(model: RoundModel, cost: np.ndarray, prices: np.ndarray, u: np.ndarray) -> np.ndarray | None:
     """Rows of the first restricted LP (sorted: jobs, then every type), or ``None`` for all.
 
-    The jobs with a positive dual ``u`` in the previous round, those with a column that does not price out
-    negative at the previous duals ``(u, prices)``, and those of ``extra``; ``None`` if they are more than
-    :data:`ROWS_MAX_SHARE` of the jobs.
+    The jobs with a positive dual ``u`` in the previous round and those with a column that does not price
+    out negative at the previous duals ``(u, prices)``; ``None`` if they are more than :data:`ROWS_MAX_SHARE`
+    of the jobs. The previous basis's columns do not count: most are basic at 0 and would bring back every
+    row; those of jobs left out are left out of the start too (HiGHS repairs the basis).
     """
     c, n, g = model.columns, model.problem.num_jobs, len(model.problem.gpu_types)
     d = cost - u[c.job_a] - np.where(c.is_pair, u[np.maximum(c.job_b, 0)], 0.0) - c.size * prices[c.gpu]
-    wanted = (d > -1e-9 * np.maximum(1.0, np.abs(cost))) | extra
+    wanted = d > -1e-9 * np.maximum(1.0, np.abs(cost))
     jobs = u > 0
     jobs[c.job_a[wanted]] = True
     jobs[c.job_b[wanted & c.is_pair]] = True
