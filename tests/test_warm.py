@@ -439,17 +439,23 @@ def test_seed_columns_are_each_jobs_best_with_ties_broken_by_position(problem, p
 
 
 # ------------------------------------------------------------------------------------- rows priced (long queue)
+def _solved_in_turn(problems, state: warm.WarmStart):
+    """Solve the rounds in turn, warm with ``state``; yield each (round, model, LP, cold LP) once checked."""
+    for p in problems:
+        model = build_model(p)
+        lp = model.tightened_lp()
+        cold = solve_relaxation(model, lp, COLD)
+        _assert_same_lp(model, warm.solve_priced(model, lp, COLD, state), cold)
+        yield p, model, lp, cold
+
+
 @pytest.mark.parametrize(("jobs", "gpus", "seed"), [(400, 40, 0), (600, 64, 1), (500, 30, 2)])
 def test_a_long_queue_prices_rows_and_keeps_the_cold_optimum(jobs: int, gpus: int, seed: int) -> None:
     # many more jobs than GPUs: with the previous prices most jobs start outside the LP, rows and all
     problems = consecutive_rounds(jobs, 5, churn=6, seed=seed, num_gpus=gpus)
     state = warm.WarmStart()
     restricted = 0
-    for p in problems:
-        model = build_model(p)
-        lp = model.tightened_lp()
-        cold = solve_relaxation(model, lp, COLD)
-        _assert_same_lp(model, warm.solve_priced(model, lp, COLD, state), cold)
+    for p, _, _, _ in _solved_in_turn(problems, state):
         restricted += state.job_rows < p.num_jobs
         assert state.job_rows <= p.num_jobs
     assert restricted >= 2  # rounds after the first had prices, and used them to leave rows out
@@ -491,11 +497,7 @@ def test_the_kept_basis_covers_the_rows_left_out() -> None:
     problems = consecutive_rounds(400, 6, churn=4, seed=5, num_gpus=30)
     state = warm.WarmStart()
     checked = 0
-    for p in problems:
-        model = build_model(p)
-        lp = model.tightened_lp()
-        cold = solve_relaxation(model, lp, COLD)
-        _assert_same_lp(model, warm.solve_priced(model, lp, COLD, state), cold)
+    for p, model, lp, cold in _solved_in_turn(problems, state):
         if state.job_rows < p.num_jobs and state._pending is not None:
             rows = np.sort(state._pending[2][state._pending[2] < p.num_jobs])
             before = state.iterations
