@@ -231,3 +231,12 @@ def write_dict_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
         w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
         w.writeheader()
         w.writerows(rows)
+
+
+def write_report(out: Path, name: str, lines: Sequence[str]) -> str:
+    """Write ``lines`` (one Markdown report) to ``out/name``, creating ``out``; print it and return its text."""
+    text = "\n".join(lines) + "\n"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / name).write_text(text)
+    print(text)
+    return text

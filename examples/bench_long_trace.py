@@ -33,6 +33,11 @@ from fairshare.sim.load import offered_load
 from fairshare.sim.simulator import simulate
 from fairshare.sim.traces import generate_trace
 
+if __package__:  # python -m examples.bench_long_trace
+    from ._common import write_report
+else:  # python examples/bench_long_trace.py
+    from _common import write_report
+
 VARIANTS: dict[str, dict[str, Any]] = {"default": {}, "no-polish": {"polish": False},
                                        "no-polish-warm": {"polish": False, "warm_start": True}}
 """Variant name -> ``options`` of the fairshare policy (``fast`` mode)."""
@@ -74,8 +79,8 @@ def run_variant(trace: Any, cluster: str, name: str, rounds: int) -> dict[str, A
             "active": active, "policy_s": policy, "finished": res.metrics().finished}
 
 
-def report(args: argparse.Namespace, load_text: str, rows: list[dict[str, Any]]) -> str:
-    """The Markdown report of the runs."""
+def report(args: argparse.Namespace, load_text: str, rows: list[dict[str, Any]]) -> list[str]:
+    """The lines of the Markdown report of the runs."""
     lines = [f"# Long replay: {args.jobs:,} Gavel-recipe jobs at {args.jobs_per_hour:g} jobs/h, seed {args.seed}, "
              f"{args.cluster}, fairshare fast", "",
              f"Whole trace: {load_text}.", "",
@@ -108,7 +113,7 @@ def report(args: argparse.Namespace, load_text: str, rows: list[dict[str, Any]])
             cells.append(f"{r['policy_s'][sel].mean() * 1e3:.1f} ({int(sel.sum())})" if sel.any() else "-")
         lines.append(f"| {lo}-{lo + step - 1} | " + " | ".join(cells) + " |")
     lines += ["", "(rounds in parentheses)"]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,10 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.variants:
         rows.append(run_variant(trace, args.cluster, name, args.rounds))
         print(f"[bench_long_trace] {name}: {rows[-1]['wall']:.1f} s for {rows[-1]['rounds']} rounds", file=sys.stderr)
-    text = report(args, load.describe(), rows)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{args.name}.md").write_text(text)
-    print(text)
+    write_report(args.out, f"{args.name}.md", report(args, load.describe(), rows))
     return 0
 
 

@@ -22,6 +22,12 @@ import numpy as np
 from fairshare.sim.simulator import simulate
 from fairshare.sim.traces import generate_trace
 
+if __package__:  # python -m examples.bench_simulation
+    from ._common import write_report
+else:  # python examples/bench_simulation.py
+    from _common import write_report
+
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -58,10 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         sel = (aj >= lo) & (aj < lo + 100)
         if sel.any():
             lines.append(f"| {lo}-{lo + 99} | {int(sel.sum())} | {st[sel].mean() * 1e3:.1f} |")
-    text = "\n".join(lines) + "\n"
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "bench_simulation.md").write_text(text)
-    print(text)
+    write_report(args.out, "bench_simulation.md", lines)
     return 0
 
 

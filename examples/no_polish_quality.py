@@ -23,6 +23,12 @@ import numpy as np
 from fairshare.sim.catalog import load_catalog
 from fairshare.sim.sweep import RunSpec, run_sweep
 
+if __package__:  # python -m examples.no_polish_quality
+    from ._common import write_report
+else:  # python examples/no_polish_quality.py
+    from _common import write_report
+
+
 CLUSTERS = {"het108": "V100=36,P100=36,K80=36", "het108+h200": "V100=36,P100=36,K80=36,H200=8"}
 VARIANTS = {"default": {}, "no-polish": {"options": {"polish": False}}}
 
@@ -74,10 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             d, n = rows[(cname, "default", s)], rows[(cname, "no-polish", s)]
             lines.append(f"| {cname} | {s} | {n[0] / d[0]:.4f} | {n[4] / d[4]:.3f} | {d[1]:.3f} / {n[1]:.3f} | "
                          f"{d[2]:.2f} / {n[2]:.2f} |")
-    text = "\n".join(lines) + "\n"
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "no_polish_quality.md").write_text(text)
-    print(text)
+    write_report(args.out, "no_polish_quality.md", lines)
     return 0
 
 

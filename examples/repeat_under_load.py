@@ -26,6 +26,12 @@ from typing import Any
 from fairshare.sim.metrics import compute_metrics
 from fairshare.sim.sweep import RunSpec, run_spec
 
+if __package__:  # python -m examples.repeat_under_load
+    from ._common import write_report
+else:  # python examples/repeat_under_load.py
+    from _common import write_report
+
+
 #: the thread settings compared: label -> the fairshare policy's solve options
 THREADS: dict[str, dict[str, Any]] = {"HiGHS default pool": {}, "threads=1": {"threads": 1}}
 
@@ -80,10 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines.append("")
         lines.append(f"{label}: {len(values)} distinct mean JCT{'s' if len(values) > 1 else ''} in "
                      f"{sum(1 for lab, _h, _r in rows if lab == label)} runs.")
-    text = "\n".join(lines) + "\n"
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "repeat_under_load.md").write_text(text)
-    print(text)
+    write_report(args.out, "repeat_under_load.md", lines)
     return 0
 
 

@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 from pathlib import Path
 
+from tests._examples import load_example as load
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_bench_round_quick(tmp_path) -> None:
