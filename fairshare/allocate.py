@@ -20,20 +20,20 @@ Modes
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from fairshare.allocation import Allocation, Status
-from fairshare.binding import Binding, bind
+from fairshare.binding import Binding, Node, bind
 from fairshare.errors import InvalidInputError
 from fairshare.formulation import RoundModel, build_model
 from fairshare.methods import METHODS, MODES, Mode, SolveOptions
 from fairshare.problem import RoundProblem
 
-__all__ = ["MODES", "Mode", "SolveOptions", "allocate", "solve_model"]
+__all__ = ["MODES", "Mode", "SolveOptions", "allocate", "bind_round", "solve_model"]
 
 _LEAST_TIME = 1e-3  # seconds left to a method whose time limit was used up reading the round (it still places)
 
@@ -95,9 +95,7 @@ def allocate(
     t0 = time.perf_counter()
     model = build_model(problem)
     alloc = _solve(model, method, opts, time.perf_counter() - t0, spent=time.perf_counter() - start)
-    if problem.nodes and method != Mode.LP:  # the second stage: node ids and GPU indices (spec section 9)
-        alloc = replace(alloc, binding=bind(alloc, problem.nodes, previous_binding))
-    return alloc
+    return bind_round(alloc, problem.nodes, previous_binding)
 
 
 def solve_model(model: RoundModel, *, mode: str = "fast",
@@ -109,6 +107,18 @@ def solve_model(model: RoundModel, *, mode: str = "fast",
     """
     method = _mode(mode)
     return _solve(model, method, SolveOptions.coerce(options, **option_overrides).for_mode(method), 0.0)
+
+
+def bind_round(alloc: Allocation, nodes: Sequence[Node],
+               previous_binding: Binding | Mapping[str, Any] | None = None) -> Allocation:
+    """The second stage of :func:`allocate`: ``alloc`` with its placements bound to node ids and GPU indices.
+
+    Only for a round that names its ``nodes`` (those of its :class:`~fairshare.problem.RoundProblem`) and a
+    mode that places jobs (``exact``, ``fast``); any other allocation is returned as it is (spec section 9).
+    """
+    if nodes and alloc.mode != Mode.LP.value:
+        return replace(alloc, binding=bind(alloc, nodes, previous_binding))
+    return alloc
 
 
 def _mode(mode: object) -> Mode:

@@ -25,9 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from fairshare.allocate import allocate, solve_model
+from fairshare.allocate import allocate, bind_round, solve_model
 from fairshare.allocation import Allocation
-from fairshare.binding import bind
 from fairshare.formulation import RoundModel, build_model
 from fairshare.methods.warm import WarmCache
 from fairshare.methods.warm import use as use_warm_start
@@ -134,9 +133,8 @@ class FairsharePolicy(Policy):
         if self.heterogeneity_aware:
             with self._warm.state(state.time) as warm, use_warm_start(warm):
                 if model is not None:
-                    solved = solve_model(model, mode=self.mode, options=self._solve_options)
-                    if problem.nodes and self.mode != "lp":  # as allocate() does: the second stage
-                        solved = dataclasses.replace(solved, binding=bind(solved, problem.nodes))
+                    solved = bind_round(solve_model(model, mode=self.mode, options=self._solve_options),
+                                        problem.nodes)
                 else:
                     solved = allocate(problem, mode=self.mode, options=self._solve_options)
             return dataclasses.replace(solved, policy=self.name)
