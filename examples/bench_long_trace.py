@@ -14,6 +14,8 @@ Usage::
     python examples/bench_long_trace.py --quick         # 2,000 jobs, 150 rounds per variant (seconds)
     python examples/bench_long_trace.py --jobs-per-hour 3 --rounds 5000 --name bench_long_trace_3jph
     python examples/bench_long_trace.py --rounds 6000 --variants no-polish no-polish-warm --name bench_long_trace_warm
+    python examples/bench_long_trace.py --jobs-per-hour 3 --rounds 0 --variants no-polish-warm --progress \
+        --name bench_long_trace_3jph_full                # the whole 3 jobs/h trace (most of an hour)
 """
 
 from __future__ import annotations
@@ -61,12 +63,12 @@ def fast_timings() -> Iterator[list[tuple[float, float, float]]]:
         fast_method.round_relaxation = original
 
 
-def run_variant(trace: Any, cluster: str, name: str, rounds: int) -> dict[str, Any]:
-    """Replay ``rounds`` rounds with the variant's options; wall time and its split."""
+def run_variant(trace: Any, cluster: str, name: str, rounds: int, progress: bool = False) -> dict[str, Any]:
+    """Replay ``rounds`` rounds (0: the whole trace) with the variant's options; wall time and its split."""
     with fast_timings() as parts:
         t = time.perf_counter()
         res = simulate(trace, cluster, "fairshare", policy_options={"options": dict(VARIANTS[name])},
-                       max_rounds=rounds, progress=False)
+                       max_rounds=rounds or None, progress=progress)
         wall = time.perf_counter() - t
     policy = np.array([r.solver_seconds for r in res.rounds])
     active = np.array([r.active_jobs for r in res.rounds])
@@ -84,7 +86,8 @@ def report(args: argparse.Namespace, load_text: str, rows: list[dict[str, Any]])
     lines = [f"# Long replay: {args.jobs:,} Gavel-recipe jobs at {args.jobs_per_hour:g} jobs/h, seed {args.seed}, "
              f"{args.cluster}, fairshare fast", "",
              f"Whole trace: {load_text}.", "",
-             f"First {args.rounds:,} rounds of each variant, run one after the other in one process (ms per round):",
+             (f"First {args.rounds:,} rounds" if args.rounds else "The whole trace")
+             + " of each variant, run one after the other in one process (ms per round):",
              "", "| variant | rounds | simulated h | wall s | total | LP | rounding | polish (rounds) | "
                  "rest of policy | simulator | active jobs first / last round | jobs finished |",
              "|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -122,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs-per-hour", type=float, default=6.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cluster", default="V100=36,P100=36,K80=36")
-    ap.add_argument("--rounds", type=int, default=3000, help="rounds replayed per variant")
+    ap.add_argument("--rounds", type=int, default=3000, help="rounds replayed per variant (0: the whole trace)")
+    ap.add_argument("--progress", action="store_true", help="the simulator's progress line on stderr")
     ap.add_argument("--variants", nargs="+", choices=tuple(VARIANTS), default=list(VARIANTS))
     ap.add_argument("--quick", action="store_true", help="2,000 jobs, 150 rounds")
     ap.add_argument("--out", type=Path, default=Path("docs/results"))
@@ -134,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     load = offered_load(trace, args.cluster)
     rows = []
     for name in args.variants:
-        rows.append(run_variant(trace, args.cluster, name, args.rounds))
+        rows.append(run_variant(trace, args.cluster, name, args.rounds, args.progress))
         print(f"[bench_long_trace] {name}: {rows[-1]['wall']:.1f} s for {rows[-1]['rounds']} rounds", file=sys.stderr)
     write_report(args.out, f"{args.name}.md", report(args, load.describe(), rows))
     return 0

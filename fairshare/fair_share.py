@@ -30,7 +30,7 @@ import numpy as np
 from fairshare.errors import InvalidInputError
 from fairshare.problem import RoundProblem
 
-__all__ = ["FairShare", "fair_share", "next_deficit", "water_fill"]
+__all__ = ["FairShare", "fair_share", "fair_share_of", "next_deficit", "water_fill"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,21 +117,41 @@ def fair_share(problem: RoundProblem) -> FairShare:
     >>> fs.entitlement.round(4).tolist(), fs.throughput.round(4).tolist()
     ([0.6667, 0.6667, 0.6667], [1.0, 1.3333, 1.3333])
     """
-    runnable = problem.runnable
+    fs = fair_share_of(problem.scale, problem.weight, problem.throughput, problem.capacity)
+    if (fs.throughput <= 0).any():
+        j = int(np.argmax(fs.throughput <= 0))
+        raise InvalidInputError(f"jobs[{j}]", problem.job_ids[j], "fair throughput is 0: the job can run nowhere")
+    return fs
+
+
+def fair_share_of(scale: np.ndarray, weight: np.ndarray, throughput: np.ndarray,
+                  capacity: np.ndarray) -> FairShare:
+    """:func:`fair_share` of jobs given as arrays, with no validation (the arrays of a valid round).
+
+    For callers that need the fair share of many job sets drawn from arrays already checked (the simulator
+    computes it for every arrival inside a round) and would otherwise build a :class:`RoundProblem` each time.
+    A job that can run nowhere gets ``Tfair_j = 0`` here instead of an error.
+
+    Parameters
+    ----------
+    scale, weight : array (N,)
+        ``s_j`` (GPUs, or part of one GPU) and ``w_j > 0``.
+    throughput : array (N, G)
+        Alone throughputs ``T[j, g] >= 0``.
+    capacity : array of int (G,)
+        GPUs of each type.
+    """
+    runnable = (throughput > 0) & (scale[:, None] <= capacity[None, :])
     usable: np.ndarray = np.asarray(runnable.any(axis=0))
-    cap = problem.capacity.astype(np.float64)
+    cap = capacity.astype(np.float64)
     c_prime = float(cap[usable].sum())
-    N = problem.num_jobs
-    if N == 0:
+    if len(scale) == 0:
         z = np.zeros(0)
         return FairShare(z, float("inf"), np.zeros((0, len(cap))), z, usable)
-    e, theta = water_fill(problem.scale, problem.weight, c_prime)
+    e, theta = water_fill(scale, weight, c_prime)
     frac = np.where(usable, cap / c_prime, 0.0)
-    xfair = (e / problem.scale)[:, None] * frac[None, :]
-    tfair = (np.where(runnable, problem.throughput, 0.0) * xfair).sum(axis=1)
-    if (tfair <= 0).any():
-        j = int(np.argmax(tfair <= 0))
-        raise InvalidInputError(f"jobs[{j}]", problem.job_ids[j], "fair throughput is 0: the job can run nowhere")
+    xfair = (e / scale)[:, None] * frac[None, :]
+    tfair = (np.where(runnable, throughput, 0.0) * xfair).sum(axis=1)
     for a in (e, xfair, tfair):
         a.setflags(write=False)
     return FairShare(e, theta, xfair, tfair, usable)

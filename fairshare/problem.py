@@ -157,13 +157,15 @@ class RoundProblem:
         set_(self, "capacity", readonly(cap_int))
 
         # ---- jobs: ids, scales, weights, deficits, throughputs
-        ids = tuple(str(j) for j in job_ids)
+        ids = tuple(map(str, job_ids))
         N = len(ids)
-        index: dict[str, int] = {}
-        for i, jid in enumerate(ids):
-            if jid in index:
-                raise InvalidInputError(f"jobs[{i}].id", jid, "duplicate job id")
-            index[jid] = i
+        index = dict(zip(ids, range(N)))
+        if len(index) < N:  # name the first repeat, as a scan would
+            seen: set[str] = set()
+            for i, jid in enumerate(ids):
+                if jid in seen:
+                    raise InvalidInputError(f"jobs[{i}].id", jid, "duplicate job id")
+                seen.add(jid)
         set_(self, "job_ids", ids)
         set_(self, "_job_index", index)
 

@@ -227,3 +227,19 @@ def test_array_function_is_what_the_method_returns(cat: Catalog) -> None:
         want = cat.colocation_candidates(models, scales, gpus, max_per_job=k)
         for a, b in zip(got, want):
             np.testing.assert_array_equal(a, b)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(job_sets(max_jobs=30), min_size=2, max_size=5), st.sampled_from([None, 1, 3]))
+def test_memo_gives_the_candidates_of_a_fresh_call(calls: list, k: int | None) -> None:
+    # one memo across calls whose job types change or repeat, as a simulation's active set does
+    memo: dict = {}
+    gpus = list(CAT.gpu_types[:3])
+    for models, scales, _ in calls + calls[:1]:
+        m = np.array([CAT.model_index(x) for x in models], dtype=np.int64)
+        s = np.array([CAT.scale_index(x) for x in scales], dtype=np.int64)
+        g = np.array([CAT.gpu_index(x) for x in gpus])
+        for a, b in zip(candidates(CAT.alone, CAT.pair, m, s, g, k, memo=memo),
+                        candidates(CAT.alone, CAT.pair, m, s, g, k)):
+            np.testing.assert_array_equal(a, b)
+    assert set(memo) == {"key", "level"}

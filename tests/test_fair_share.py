@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fairshare.errors import InvalidInputError
-from fairshare.fair_share import fair_share, water_fill
+from fairshare.fair_share import fair_share, fair_share_of, water_fill
 from fairshare.problem import RoundProblem
 from fairshare.testing.strategies import round_problems
 
@@ -254,3 +254,21 @@ def test_fair_throughput_scales_with_the_throughput_row(problem, data):
     assert after[j] == pytest.approx(3.0 * before[j])
     others = np.arange(problem.num_jobs) != j
     assert after[others] == pytest.approx(before[others])
+
+
+@given(round_problems(min_jobs=0))
+def test_array_form_is_the_fair_share_of_the_round(problem):
+    # fair_share_of, which the simulator calls for arrivals inside a round, is fair_share bit for bit,
+    # whether the scales are given as the round holds them or as floats
+    want = fair_share(problem)
+    for scale in (problem.scale, problem.scale.astype(np.float64)):
+        got = fair_share_of(scale, problem.weight, problem.throughput, problem.capacity)
+        assert got.theta == want.theta or (np.isinf(got.theta) and np.isinf(want.theta))
+        for a, b in ((got.entitlement, want.entitlement), (got.allocation, want.allocation),
+                     (got.throughput, want.throughput), (got.usable_types, want.usable_types)):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_array_form_gives_zero_where_the_round_raises():
+    fs = fair_share_of(np.array([1, 4]), np.ones(2), np.array([[2.0], [3.0]]), np.array([2]))
+    assert fs.throughput.tolist()[1] == 0.0 and fs.throughput[0] > 0   # the gang of 4 fits no type

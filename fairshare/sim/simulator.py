@@ -61,7 +61,7 @@ from fairshare.allocation import Allocation
 from fairshare.binding import MAX_NODE_GPUS, Binding, Node, bind, gpus_of_nodes, parse_nodes
 from fairshare.documents import MAX_JSON_BYTES, read_json
 from fairshare.errors import InvalidInputError, PolicyError
-from fairshare.fair_share import fair_share, next_deficit
+from fairshare.fair_share import fair_share_of, next_deficit
 from fairshare.formulation import RoundModel, build_model
 from fairshare.packing import share_classes
 from fairshare.policies.base import Policy, RoundState, get_policy
@@ -672,18 +672,19 @@ def _plan_holds(plan: _Plan, jobs: _JobState, out: RoundOutcome, size: np.ndarra
     finish); a pair is listed once, at its first member.
     """
     placed = out.placed
-    partner = np.asarray(plan.job_partner, dtype=np.int64)
     stop = np.where(out.finished, out.end, end)
-    holds = []
-    for k in np.flatnonzero(placed).tolist():
-        p = int(partner[k])
-        members = (k,) if p < 0 or not placed[p] else (k, p)
-        if len(members) == 2 and p < k:
-            continue
-        rows = [jobs.index[m] for m in members]
-        holds.append((max(float(stop[m]) for m in members), int(out.key[k, 0]),
-                      max(float(size[i]) for i in rows), tuple(int(i) for i in rows)))
-    return holds
+    k = np.flatnonzero(placed)
+    p = np.asarray(plan.job_partner, dtype=np.int64)[k]
+    paired = p >= 0
+    paired[paired] = placed[p[paired]]
+    first = ~paired | (p > k)  # a pair once, at its first member
+    k, p, paired = k[first], p[first], paired[first]
+    q = np.where(paired, p, k)
+    rk, rq = jobs.index[k], jobs.index[q]
+    release = np.maximum(stop[k], stop[q]).tolist()
+    gpus = np.maximum(size[rk], size[rq]).astype(np.float64).tolist()
+    members = [(a, b) if two else (a,) for a, b, two in zip(rk.tolist(), rq.tolist(), paired.tolist())]
+    return list(zip(release, out.key[k, 0].tolist(), gpus, members))
 
 
 def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcome, cfg: SimConfig,
@@ -718,9 +719,16 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
     if cfg.starts != "idle":
         return out, None
     heapq.heapify(releases)
-    row_of = {int(i): k for k, i in enumerate(jobs.index.tolist())}
-    waiting = sorted((int(i) for i in jobs.index[~out.placed]), key=lambda i: (led.arrival[i], i))
-    gone_at = {int(jobs.index[k]): float(out.end[k]) for k in np.flatnonzero(out.finished).tolist()}
+    n_act = len(jobs.index)
+    row_of = dict(zip(jobs.index.tolist(), range(n_act)))
+    w0 = jobs.index[~out.placed]
+    waiting = w0[np.lexsort((w0, led.arrival[w0]))].tolist()  # by arrival, ties in trace order
+    # the round's jobs, then the arrivals: when each leaves (inf: not before the round ends)
+    present_ids = np.concatenate([jobs.index, np.asarray(arriving, dtype=np.int64)])
+    gone_at = np.where(out.finished, out.end, math.inf)
+    gone_at = np.concatenate([gone_at, np.full(len(arriving), math.inf)])
+    arrival_row = {int(i): n_act + m for m, i in enumerate(np.asarray(arriving).tolist())}
+    capacity = np.array(list(gpus.values()), dtype=np.int64)
     started: dict[int, tuple[int, float, float, float, bool, float]] = {}  # i: (type, at, run s, done, fin, stop)
     fair_at: dict[int, float] = {}
     n_in, nxt = len(arriving), 0
@@ -738,10 +746,9 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
             new.append(int(arriving[nxt]))
             nxt += 1
         if new:
-            present = [int(i) for i in jobs.index.tolist() if gone_at.get(int(i), math.inf) > now]
-            present += [int(i) for i in arriving[:nxt].tolist() if gone_at.get(int(i), math.inf) > now]
-            rows = np.array(sorted(present), dtype=np.int64)
-            tfair = fair_share(led.problem(rows, gpus, _PairCache._none(), cfg)).throughput
+            upto = n_act + nxt
+            rows = np.sort(present_ids[:upto][gone_at[:upto] > now])
+            tfair = fair_share_of(led.scale[rows], led.weight[rows], led.throughput[rows], capacity).throughput
             fair_at.update({i: float(tfair[int(np.searchsorted(rows, i))]) for i in new})
             waiting += new
         # Idle GPUs only get fewer during this pass, so a job that fits on no type now stays waiting: find the
@@ -773,7 +780,7 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
             started[i] = (g, now, run, remaining if finished else tau * run, finished, stop)
             free[g] -= size[i]
             if finished:
-                gone_at[i] = stop
+                gone_at[row_of[i] if i in row_of else arrival_row[i]] = stop
                 if stop < end:
                     heapq.heappush(releases, (stop, g, float(size[i])))
             if log is not None:
@@ -843,6 +850,7 @@ class _Ledger:
     censored: np.ndarray  # marked censored in the trace
     ideal: np.ndarray  # iterations / fastest alone throughput on the cluster, s
     metadata: tuple[dict[str, str], ...]
+    id_array: np.ndarray  # ids as an object array, to take the active jobs' ids in one step
 
     @classmethod
     def of(cls, trace: Trace, cat: Catalog, gpus: dict[str, int]) -> _Ledger:
@@ -871,7 +879,8 @@ class _Ledger:
                    work, readonly(np.asarray(trace.weight, dtype=np.float64)), readonly(tput), np.zeros(n),
                    np.full(n, np.nan), np.zeros(n), np.zeros(n), np.zeros((n, len(gpu_types))), np.zeros(n),
                    np.zeros(n), np.full((n, 2), -2, np.int64), readonly(np.asarray(trace.censored, dtype=bool)),
-                   readonly(work / np.where(fastest > 0, fastest, 1.0)), tuple(trace.metadata))
+                   readonly(work / np.where(fastest > 0, fastest, 1.0)), tuple(trace.metadata),
+                   readonly(np.array(ids, dtype=object)))
 
     def watched(self, ids: tuple[str, ...] | None) -> np.ndarray | None:
         """Mask of the jobs named by ``stop_when_finished`` (None if it is None)."""
@@ -895,7 +904,7 @@ class _Ledger:
         """The round problem of the active jobs ``act``."""
         pj, pg, pt = pairs
         return RoundProblem(gpu_types=tuple(gpus), capacity=np.array(list(gpus.values()), dtype=np.int64),
-                            job_ids=tuple(self.ids[i] for i in act), scale=self.scale[act],
+                            job_ids=tuple(self.id_array[act].tolist()), scale=self.scale[act],
                             throughput=self.throughput[act], weight=self.weight[act], deficit=self.deficit[act],
                             pair_jobs=pj, pair_gpu=pg, pair_throughput=pt, epsilon=cfg.epsilon,
                             fairness_weight=cfg.fairness_weight)
@@ -998,6 +1007,8 @@ class _PairCache:
 
     def __init__(self, cat: Catalog, led: _Ledger, gpu_types: tuple[str, ...], cfg: SimConfig) -> None:
         self._cat, self._led, self._gpu_types, self._cfg = cat, led, gpu_types, cfg
+        index = {name: k for k, name in enumerate(cat.models)}
+        self._model = np.array([index[name] for name in led.models], dtype=np.int64)  # the ledger checked them
         self._key = b""
         self._pairs: tuple[np.ndarray, np.ndarray, np.ndarray] = self._none()
 
@@ -1014,7 +1025,7 @@ class _PairCache:
             self._key = key
             scale = self._led.scale[act]
             rows = np.flatnonzero(scale >= 1)  # jobs holding part of one GPU are not pair candidates
-            pj, pg, pt = self._cat.colocation_candidates([self._led.models[i] for i in act[rows]],
+            pj, pg, pt = self._cat.colocation_candidates(self._model[act[rows]],
                                                          scale[rows].astype(np.int64), self._gpu_types,
                                                          max_per_job=self._cfg.max_pairs_per_job)
             self._pairs = (rows[pj] if rows.size < len(act) else pj, pg, pt)

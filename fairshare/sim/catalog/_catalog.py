@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -98,6 +99,7 @@ class Catalog:
     _model_index: dict[str, int] = field(init=False, repr=False, compare=False)
     _gpu_index: dict[str, int] = field(init=False, repr=False, compare=False)
     _scale_lut: np.ndarray = field(init=False, repr=False, compare=False)   # scale -> index, -1 = none
+    _pair_memo: dict[str, Any] = field(init=False, repr=False, compare=False)  # see colocation.candidates
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -140,6 +142,7 @@ class Catalog:
         lut = np.full((max(scales) + 1) if scales else 1, -1, np.int64)
         lut[list(scales)] = np.arange(S)
         set_(self, "_scale_lut", readonly(lut))
+        set_(self, "_pair_memo", {})
 
     def __repr__(self) -> str:
         return (f"Catalog(gpu_types={self.gpu_types}, models=<{len(self.models)} models>, scales={self.scales}, "
@@ -279,7 +282,8 @@ class Catalog:
             raise InvalidInputError("max_per_job", max_per_job, "must be a non-negative integer or None")
         m, s = self._job_indices(models, scales)
         g = self._gpu_indices(gpu_types)
-        return candidates(self.alone, self.pair, m, s, g, None if max_per_job is None else int(max_per_job))
+        return candidates(self.alone, self.pair, m, s, g, None if max_per_job is None else int(max_per_job),
+                          memo=self._pair_memo)
 
     # ------------------------------------------------------------------ helpers
     def _gpu_indices(self, gpu_types: Sequence[str]) -> np.ndarray:

@@ -22,6 +22,8 @@ construction that turns type-level counts into distinct job pairs.
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import numpy as np
 
 __all__ = ["Candidates", "candidates"]
@@ -32,7 +34,7 @@ Candidates = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def candidates(alone: np.ndarray, pair: np.ndarray, m: np.ndarray, s: np.ndarray, g: np.ndarray,
-               max_per_job: int | None = None) -> Candidates:
+               max_per_job: int | None = None, *, memo: dict[str, Any] | None = None) -> Candidates:
     """Co-location candidates of jobs given as indices into a catalog's arrays.
 
     Parameters
@@ -47,6 +49,10 @@ def candidates(alone: np.ndarray, pair: np.ndarray, m: np.ndarray, s: np.ndarray
         GPU type indices of the cluster; the returned ``pair_gpu`` indexes ``g``.
     max_per_job : int, optional
         Cap ``k`` on candidates per job (``None``: every candidate, O(N^2)). Not validated here.
+    memo : dict, optional
+        Keeps the type-level arrays of the last call's set of job types and ``g``, reused while they stay the
+        same (a simulation calls this every time its active jobs change, mostly with the same types). Only for
+        calls with the same ``alone`` and ``pair``: a catalog keeps one per catalog.
 
     Returns
     -------
@@ -71,17 +77,40 @@ def candidates(alone: np.ndarray, pair: np.ndarray, m: np.ndarray, s: np.ndarray
     jobs = np.flatnonzero(s >= 0)
     key = s[jobs] * n_models + m[jobs]
     types, tjob = np.unique(key, return_inverse=True)
+    memo_key = types.tobytes() + b"|" + np.asarray(g, dtype=np.int64).tobytes()
+    if memo is not None and memo.get("key") == memo_key:
+        level: _TypeLevel = memo["level"]
+    else:
+        level = _type_level(alone, pair, types, g, n_models)
+        if memo is not None:
+            memo["key"], memo["level"] = memo_key, level
+    if max_per_job is None:
+        return _all_pairs(jobs, tjob, level.valid, level.ptp)
+    return _capped_pairs(jobs, tjob, level, int(max_per_job))
+
+
+class _TypeLevel(NamedTuple):
+    """What the candidates of a set of job types depend on, whatever the number of jobs of each type."""
+
+    valid: np.ndarray   # (G, T, T) bool: the pair (t, u) may share type g
+    ptp: np.ndarray     # (G, T, T, 2) co-located throughputs
+    entries: tuple[np.ndarray, np.ndarray, np.ndarray]  # (g, t, u) of valid t <= u, best score first
+
+
+def _type_level(alone: np.ndarray, pair: np.ndarray, types: np.ndarray, g: np.ndarray,
+                n_models: int) -> _TypeLevel:
+    """Validity, throughputs and the greedy's order of the type-level entries of job types ``types``."""
+    T = len(types)
     tm, ts = types % n_models, types // n_models
-    # type-level data, shape (G, T, T): validity, pair throughputs, score
     iso = alone[tm[None, :], ts[None, :], g[:, None]]                                   # (G, T)
     ptp = pair[ts[None, :, None], g[:, None, None], tm[None, :, None], tm[None, None, :]]  # (G, T, T, 2)
     valid = ((ts[:, None] == ts[None, :])[None] & (ptp[..., 0] > 0) & (ptp[..., 1] > 0)
              & (iso[:, :, None] > 0) & (iso[:, None, :] > 0))
-    if max_per_job is None:
-        return _all_pairs(jobs, tjob, valid, ptp)
     with np.errstate(divide="ignore", invalid="ignore"):
         score = ptp[..., 0] / iso[:, :, None] + ptp[..., 1] / iso[:, None, :]
-    return _capped_pairs(jobs, tjob, valid, ptp, score, int(max_per_job))
+    gg, tt, uu = np.nonzero(valid & np.triu(np.ones((T, T), bool))[None])
+    rank = np.lexsort((gg, uu, tt, -score[gg, tt, uu]))
+    return _TypeLevel(valid, ptp, (gg[rank], tt[rank], uu[rank]))
 
 
 def _all_pairs(jobs: np.ndarray, tjob: np.ndarray, valid: np.ndarray, ptp: np.ndarray) -> Candidates:
@@ -98,8 +127,7 @@ def _all_pairs(jobs: np.ndarray, tjob: np.ndarray, valid: np.ndarray, ptp: np.nd
             np.ascontiguousarray(tput, dtype=np.float64).reshape(-1, 2))
 
 
-def _capped_pairs(jobs: np.ndarray, tjob: np.ndarray, valid: np.ndarray, ptp: np.ndarray, score: np.ndarray,
-                  cap: int) -> Candidates:
+def _capped_pairs(jobs: np.ndarray, tjob: np.ndarray, level: _TypeLevel, cap: int) -> Candidates:
     """Greedy type-level b-matching (see the module docstring), expanded round-robin onto jobs.
 
     State per job type ``t`` (``n`` jobs): ``used`` candidate endpoints handed out so far, always dealt
@@ -118,19 +146,20 @@ def _capped_pairs(jobs: np.ndarray, tjob: np.ndarray, valid: np.ndarray, ptp: np
       pairs). Distances are distinct, so no pair repeats; the result is maximal (a candidate left out has a
       job at the cap).
     """
-    T = valid.shape[1]
+    ptp = level.ptp
+    T = ptp.shape[1]
     n = np.bincount(tjob, minlength=T)
     order = jobs[np.lexsort((jobs, tjob))]                          # jobs grouped by type, index order
     start = np.concatenate([[0], np.cumsum(n)[:-1]])
-    gg, tt, uu = np.nonzero(valid & np.triu(np.ones((T, T), bool))[None] & ((n[:, None] > 1)
-                                                                            | ~np.eye(T, dtype=bool))[None])
-    rank = np.lexsort((gg, uu, tt, -score[gg, tt, uu]))
+    gg, tt, uu = level.entries
+    pairable = (tt != uu) | (n[tt] > 1)                             # a type of one job has no self-pair
+    gg, tt, uu = gg[pairable], tt[pairable], uu[pairable]
     cross: list[tuple[int, int, int, int, int, int]] = []           # (g, t, u, E, used_t, used_u)
     selfs: list[tuple[int, int, int, int]] = []                     # (g, t, E, used_t)
     room = (cap * n).tolist()
     nl = n.tolist()
     used_l = [0] * T
-    for k, t, u in zip(gg[rank].tolist(), tt[rank].tolist(), uu[rank].tolist(), strict=True):
+    for k, t, u in zip(gg.tolist(), tt.tolist(), uu.tolist(), strict=True):
         if t == u:
             nt = nl[t]
             e = min(room[t] // 2, nt * (nt - 1) // 2)
