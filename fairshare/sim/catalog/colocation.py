@@ -78,12 +78,13 @@ def candidates(alone: np.ndarray, pair: np.ndarray, m: np.ndarray, s: np.ndarray
     key = s[jobs] * n_models + m[jobs]
     types, tjob = np.unique(key, return_inverse=True)
     memo_key = types.tobytes() + b"|" + np.asarray(g, dtype=np.int64).tobytes()
-    if memo is not None and memo.get("key") == memo_key:
-        level: _TypeLevel = memo["level"]
+    last = None if memo is None else memo.get("last")
+    if last is not None and last[0] == memo_key:
+        level: _TypeLevel = last[1]
     else:
         level = _type_level(alone, pair, types, g, n_models)
         if memo is not None:
-            memo["key"], memo["level"] = memo_key, level
+            memo["last"] = (memo_key, level)  # one assignment: threads sharing a catalog see a matching pair
     if max_per_job is None:
         return _all_pairs(jobs, tjob, level.valid, level.ptp)
     return _capped_pairs(jobs, tjob, level, int(max_per_job))
