@@ -44,6 +44,23 @@ def test_bench_long_trace_small(tmp_path) -> None:
     assert "Wall time per round, no-polish / default:" in text
 
 
+def test_round_parts_quick(tmp_path) -> None:
+    mod = load("round_parts")
+    before = [getattr(owner, attr) for owner, attr, _ in mod.PARTS]
+    assert mod.main(["--quick", "--out", str(tmp_path)]) == 0
+    assert [getattr(owner, attr) for owner, attr, _ in mod.PARTS] == before  # every timer removed again
+    text = (tmp_path / "round_parts.md").read_text()
+    per_round = float(text.split(" ms per round (")[0].split("; ")[-1])
+    rows = {c[0]: (float(c[1]), float(c[2])) for c in ([x.strip() for x in line.strip("|").split("|")]
+                                                        for line in text.splitlines()[6:] if line.startswith("| "))}
+    assert set(rows) == {label for _, _, label in mod.PARTS}
+    assert rows["policy (allocate)"][0] > 0 and rows["HiGHS run"][0] > 0
+    assert all(ms <= per_round + 1e-9 and share <= 1.0 for ms, share in rows.values())
+    # a part inside another never takes longer than it
+    assert rows["HiGHS run"][0] <= rows["LP and rounding"][0] <= rows["policy (allocate)"][0]
+    assert mod.main(["--jobs", "50", "--first", "5000", "--last", "5000", "--out", str(tmp_path)]) == 1
+
+
 def test_no_polish_quality_quick(tmp_path) -> None:
     assert load("no_polish_quality").main(["--quick", "--workers", "1", "--out", str(tmp_path)]) == 0
     text = (tmp_path / "no_polish_quality.md").read_text()
