@@ -61,6 +61,19 @@ def test_round_parts_quick(tmp_path) -> None:
     assert mod.main(["--jobs", "50", "--first", "5000", "--last", "5000", "--out", str(tmp_path)]) == 1
 
 
+def test_pricing_batch_quick(tmp_path) -> None:
+    import fairshare.methods.warm as warm
+
+    before = warm.PRICING_BATCH
+    assert load("pricing_batch").main(["--quick", "--batches", "0", "3", "--out", str(tmp_path)]) == 0
+    assert warm.PRICING_BATCH == before  # the module's cap restored
+    text = (tmp_path / "pricing_batch.md").read_text()
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines()
+            if line.startswith(("| no cap |", "| 3 |"))]
+    assert [r[0] for r in rows] == ["no cap", "3"]
+    assert rows[0][-2:] == rows[1][-2:]  # short queues are solved cold: the cap changes nothing there
+
+
 def test_no_polish_quality_quick(tmp_path) -> None:
     assert load("no_polish_quality").main(["--quick", "--workers", "1", "--out", str(tmp_path)]) == 0
     text = (tmp_path / "no_polish_quality.md").read_text()

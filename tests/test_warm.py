@@ -22,6 +22,7 @@ from fairshare.methods.solved import relative_gap
 from fairshare.policies.base import RoundState
 from fairshare.policies.fairshare import FairsharePolicy
 from fairshare.problem import RoundProblem
+from fairshare.solvers.highs import IncrementalLP
 from fairshare.testing.consecutive import consecutive_rounds
 from fairshare.testing.random_rounds import random_round
 from fairshare.testing.strategies import round_problems
@@ -489,6 +490,37 @@ def test_priced_rows_from_any_prices_give_the_optimum(seed: int, gpus: int, scal
     state._job_duals = np.asarray(state._job_duals) * np.random.default_rng(seed).uniform(0, 2, p.num_jobs)
     out = warm.solve_priced(model, lp, COLD, state)
     _assert_same_lp(model, out, solve_relaxation(model, lp, COLD))
+
+
+@pytest.mark.parametrize("batch", [1, 7, 10_000])
+def test_batched_pricing_keeps_the_cold_optimum(monkeypatch: pytest.MonkeyPatch, batch: int) -> None:
+    # a pass adds at most max(PRICING_BATCH, GPUs) columns, the largest reduced costs first: more passes,
+    # the same optimum, and never more columns per pass than that
+    monkeypatch.setattr(warm, "PRICING_BATCH", batch)
+    added: list[int] = []
+    original = IncrementalLP.add_columns
+
+    def counted(self, cost, matrix):  # type: ignore[no-untyped-def]
+        added.append(len(cost))
+        return original(self, cost, matrix)
+
+    monkeypatch.setattr(IncrementalLP, "add_columns", counted)
+    p = consecutive_rounds(300, 1, seed=3, num_gpus=40)[0]
+    model = build_model(p)
+    lp = model.tightened_lp()
+    state = warm.WarmStart(use_basis=False)
+    warm.solve_priced(model, lp, COLD, state)
+    state._prices = np.full(len(p.gpu_types), 1e9)  # every job starts outside: most columns price out at once
+    assert state._job_duals is not None
+    state._job_duals[:] = 0.0
+    added.clear()
+    _assert_same_lp(model, warm.solve_priced(model, lp, COLD, state), solve_relaxation(model, lp, COLD))
+    limit = max(batch, p.total_gpus)
+    assert added and max(added) <= limit
+    if batch < p.total_gpus:
+        assert max(added) == limit and state.passes >= 3  # the cap bound, so more passes were needed
+    else:
+        assert max(added) > p.total_gpus  # without a binding cap one pass adds more than the GPU count
 
 
 def test_the_kept_basis_covers_the_rows_left_out() -> None:
