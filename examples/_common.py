@@ -21,8 +21,8 @@ import numpy as np
 
 from fairshare.sim.metrics import METRIC_COLUMNS, MetricColumn, RunMetrics
 
-__all__ = ["METRICS", "Agg", "Column", "aggregate", "config_arguments", "log", "plot_vs_load", "resolve_config",
-           "write_dict_csv", "write_run_csv", "write_tables"]
+__all__ = ["METRICS", "Agg", "Column", "aggregate", "config_arguments", "log", "long_trace_arguments", "plot_vs_load",
+           "resolve_config", "write_dict_csv", "write_run_csv", "write_tables"]
 
 _T0 = time.perf_counter()
 
@@ -201,6 +201,18 @@ def resolve_size(args: argparse.Namespace, full: Mapping[str, Any], quick: Mappi
 
 #: the trace/cluster settings :func:`config_arguments` adds and :func:`resolve_config` overrides
 CONFIG_KEYS = ("jobs", "jobs_per_hour", "cluster", "seeds", "round_length")
+
+
+def long_trace_arguments(ap: argparse.ArgumentParser) -> None:
+    """``--jobs``, ``--jobs-per-hour``, ``--seed`` and ``--cluster`` of the long-replay scripts.
+
+    Their defaults are the trace of ``fairshare trace --jobs 100000`` (Gavel's recipe, 6 jobs/h, seed 0) on
+    36 V100 + 36 P100 + 36 K80.
+    """
+    ap.add_argument("--jobs", type=int, default=100_000)
+    ap.add_argument("--jobs-per-hour", type=float, default=6.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cluster", default="V100=36,P100=36,K80=36")
 
 
 def config_arguments(p: argparse.ArgumentParser) -> None:

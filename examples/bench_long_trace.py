@@ -36,9 +36,9 @@ from fairshare.sim.simulator import simulate
 from fairshare.sim.traces import generate_trace
 
 if __package__:  # python -m examples.bench_long_trace
-    from ._common import write_report
+    from ._common import long_trace_arguments, write_report
 else:  # python examples/bench_long_trace.py
-    from _common import write_report
+    from _common import long_trace_arguments, write_report
 
 VARIANTS: dict[str, dict[str, Any]] = {"default": {}, "no-polish": {"polish": False},
                                        "no-polish-warm": {"polish": False, "warm_start": True}}
@@ -121,10 +121,7 @@ def report(args: argparse.Namespace, load_text: str, rows: list[dict[str, Any]])
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--jobs", type=int, default=100_000)
-    ap.add_argument("--jobs-per-hour", type=float, default=6.0)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--cluster", default="V100=36,P100=36,K80=36")
+    long_trace_arguments(ap)
     ap.add_argument("--rounds", type=int, default=3000, help="rounds replayed per variant (0: the whole trace)")
     ap.add_argument("--progress", action="store_true", help="the simulator's progress line on stderr")
     ap.add_argument("--variants", nargs="+", choices=tuple(VARIANTS), default=list(VARIANTS))

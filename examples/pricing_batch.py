@@ -27,9 +27,9 @@ from fairshare.sim.simulator import simulate
 from fairshare.sim.traces import generate_trace
 
 if __package__:  # python -m examples.pricing_batch
-    from ._common import write_report
+    from ._common import long_trace_arguments, write_report
 else:  # python examples/pricing_batch.py
-    from _common import write_report
+    from _common import long_trace_arguments, write_report
 
 BANDS = ((0, 500), (500, 1000), (1000, 10**9))
 """Waiting-job bands of the report's policy-time columns."""
@@ -37,9 +37,7 @@ BANDS = ((0, 500), (500, 1000), (1000, 10**9))
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--jobs", type=int, default=100_000)
-    ap.add_argument("--jobs-per-hour", type=float, default=6.0)
-    ap.add_argument("--cluster", default="V100=36,P100=36,K80=36")
+    long_trace_arguments(ap)
     ap.add_argument("--rounds", type=int, default=11_000)
     ap.add_argument("--batches", type=int, nargs="+", default=[0, 200], help="caps to compare (0: no cap)")
     ap.add_argument("--quick", action="store_true", help="2,000 jobs, 300 rounds")
@@ -49,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         args.jobs, args.rounds = 2000, 300
     if any(b < 0 for b in args.batches):
         ap.error(f"--batches must be >= 0, got {args.batches}")
-    trace = generate_trace(args.jobs, jobs_per_hour=args.jobs_per_hour, seed=0)
+    trace = generate_trace(args.jobs, jobs_per_hour=args.jobs_per_hour, seed=args.seed)
     saved = warm_method.PRICING_BATCH
     rows = []
     try:
@@ -73,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     head = " | ".join(f"policy ms at {lo:,}-{hi - 1:,} waiting" if hi < 10**9 else f"policy ms at {lo:,}+ waiting"
                       for lo, hi in BANDS)
     lines = [f"# Pricing passes capped or not: the first {args.rounds:,} rounds of {args.jobs:,} Gavel-recipe jobs at "
-             f"{args.jobs_per_hour:g} jobs/h, seed 0, {args.cluster}", "",
+             f"{args.jobs_per_hour:g} jobs/h, seed {args.seed}, {args.cluster}", "",
              "fairshare fast, `polish=False`, `warm_start=True`; a pass adds at most max(cap, GPUs of the round) "
              "columns. One run per cap, one after the other in one process; rounds in parentheses.", "",
              f"| cap | wall s | policy ms per round | {head} | most waiting jobs | jobs finished |",

@@ -36,9 +36,9 @@ from fairshare.formulation import RoundModel
 from fairshare.sim.traces import generate_trace
 
 if __package__:  # python -m examples.round_parts
-    from ._common import write_report
+    from ._common import long_trace_arguments, write_report
 else:  # python examples/round_parts.py
-    from _common import write_report
+    from _common import long_trace_arguments, write_report
 
 PARTS: tuple[tuple[Any, str, str], ...] = (
     (fairshare_policy.FairsharePolicy, "allocate", "policy (allocate)"),
@@ -96,10 +96,7 @@ def timed_parts(first: int) -> Iterator[dict[str, float]]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--jobs", type=int, default=100_000)
-    ap.add_argument("--jobs-per-hour", type=float, default=6.0)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--cluster", default="V100=36,P100=36,K80=36")
+    long_trace_arguments(ap)
     ap.add_argument("--first", type=int, default=12_000, help="first timed round (1-based)")
     ap.add_argument("--last", type=int, default=14_000, help="last round replayed")
     ap.add_argument("--cold", action="store_true", help="without --warm-start")
