@@ -720,14 +720,12 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
         return out, None
     heapq.heapify(releases)
     n_act = len(jobs.index)
-    row_of = dict(zip(jobs.index.tolist(), range(n_act)))
     w0 = jobs.index[~out.placed]
     waiting = w0[np.lexsort((w0, led.arrival[w0]))].tolist()  # by arrival, ties in trace order
-    # the round's jobs, then the arrivals: when each leaves (inf: not before the round ends)
+    # the round's jobs (rows 0..n_act-1), then the arrivals: when each leaves (inf: not before the round ends)
     present_ids = np.concatenate([jobs.index, np.asarray(arriving, dtype=np.int64)])
-    gone_at = np.where(out.finished, out.end, math.inf)
-    gone_at = np.concatenate([gone_at, np.full(len(arriving), math.inf)])
-    arrival_row = {int(i): n_act + m for m, i in enumerate(np.asarray(arriving).tolist())}
+    row_of = dict(zip(present_ids.tolist(), range(len(present_ids))))
+    gone_at = np.concatenate([np.where(out.finished, out.end, math.inf), np.full(len(arriving), math.inf)])
     capacity = np.array(list(gpus.values()), dtype=np.int64)
     started: dict[int, tuple[int, float, float, float, bool, float]] = {}  # i: (type, at, run s, done, fin, stop)
     fair_at: dict[int, float] = {}
@@ -780,7 +778,7 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
             started[i] = (g, now, run, remaining if finished else tau * run, finished, stop)
             free[g] -= size[i]
             if finished:
-                gone_at[row_of[i] if i in row_of else arrival_row[i]] = stop
+                gone_at[row_of[i]] = stop
                 if stop < end:
                     heapq.heappush(releases, (stop, g, float(size[i])))
             if log is not None:
@@ -789,7 +787,7 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
     busy = out.busy_gpu_seconds
     for i, (_, at, _, _, _, stop) in started.items():  # in order of start: reproducible to the last bit
         busy += float(led.scale[i]) * (stop - at)
-    mine = [(row_of[i], v) for i, v in started.items() if i in row_of]
+    mine = [(row_of[i], v) for i, v in started.items() if row_of[i] < n_act]
     if mine:
         ks = np.array([k for k, _ in mine], dtype=np.int64)
         placed, finished, end_, done = out.placed.copy(), out.finished.copy(), out.end.copy(), out.done.copy()
