@@ -545,3 +545,26 @@ def test_the_kept_basis_covers_the_rows_left_out() -> None:
             assert len(out_of_lp)
             checked += 1
     assert checked >= 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 25), m=st.integers(1, 30),
+       density=st.floats(0.05, 0.7), repeat=st.booleans(), sort_rows=st.booleans())
+def test_sub_columns_is_scipys_indexing(seed: int, n: int, m: int, density: float, repeat: bool,
+                                        sort_rows: bool) -> None:
+    """The restricted LP's columns (and rows) taken without scipy: the same CSC arrays, entry for entry."""
+    import scipy.sparse as sp
+    rng = np.random.default_rng(seed)
+    a = sp.random(n, m, density=density, format="csc", random_state=seed)
+    cols = rng.choice(m, int(rng.integers(0, m + 1)), replace=repeat)
+    rows = rng.permutation(n)[:int(rng.integers(0, n + 1))]
+    if sort_rows:
+        rows = np.sort(rows)
+    pos = np.full(n, -1, np.int64)
+    pos[rows] = np.arange(len(rows))
+    for want, got in ((a[:, cols][rows].tocsc(), warm._sub_columns(a, cols, pos, len(rows))),
+                      (a[:, cols].tocsc(), warm._sub_columns(a, cols))):
+        assert got.shape == want.shape
+        assert np.array_equal(got.indptr, want.indptr)
+        assert np.array_equal(got.indices, want.indices)
+        assert np.array_equal(got.data, want.data)

@@ -731,6 +731,7 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
     fair_at: dict[int, float] = {}
     n_in, nxt = len(arriving), 0
     overhead = cfg.restart_overhead
+    need: np.ndarray | None = None  # per type: the fewest idle GPUs a waiting job can start on (None: stale)
     while True:
         now = min(releases[0][0] if releases else math.inf,
                   float(led.arrival[arriving[nxt]]) if nxt < n_in else math.inf)
@@ -749,14 +750,19 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
             tfair = fair_share_of(led.scale[rows], led.weight[rows], led.throughput[rows], capacity).throughput
             fair_at.update({i: float(tfair[int(np.searchsorted(rows, i))]) for i in new})
             waiting += new
+            need = None
         # Idle GPUs only get fewer during this pass, so a job that fits on no type now stays waiting: find the
         # few that may fit in one vectorised step and try those in turn (the same starts as trying every job).
+        # Most events start nothing: the fewest GPUs any waiting job needs per type tells without the jobs.
         if not waiting:
+            continue
+        if need is None:
+            w = np.array(waiting, dtype=np.int64)
+            need = np.where(led.throughput[w] > 0, size[w][:, None], np.inf).min(axis=0)
+        if not (free >= need).any():
             continue
         w = np.array(waiting, dtype=np.int64)
         maybe: np.ndarray = np.any((led.throughput[w] > 0) & (free[None, :] >= size[w][:, None]), axis=1)
-        if not maybe.any():
-            continue
         still = []
         for i, try_it in zip(waiting, maybe.tolist()):
             if not try_it:
@@ -784,6 +790,7 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
             if log is not None:
                 log.append(GpuHold((led.ids[i],), names[g], float(size[i]), now, stop, True))
         waiting = still
+        need = None
     busy = out.busy_gpu_seconds
     for i, (_, at, _, _, _, stop) in started.items():  # in order of start: reproducible to the last bit
         busy += float(led.scale[i]) * (stop - at)
