@@ -568,3 +568,32 @@ def test_sub_columns_is_scipys_indexing(seed: int, n: int, m: int, density: floa
         assert np.array_equal(got.indptr, want.indptr)
         assert np.array_equal(got.indices, want.indices)
         assert np.array_equal(got.data, want.data)
+
+
+def test_a_reused_highs_object_solves_as_a_new_one() -> None:
+    """An IncrementalLP in the object of an earlier one (cleared, default options) runs as in a new object,
+    whatever the earlier one was set to (a deadline's time limit, a basis, more columns)."""
+    first, second = (build_model(random_round(n, seed=s)).tightened_lp() for n, s in ((60, 1), (90, 2)))
+    old = IncrementalLP(first, seed=3)
+    old.highs.setOptionValue("time_limit", 1e-9)
+    assert not old.run().optimal  # the time limit left in the object
+    fresh, reused = IncrementalLP(second, seed=3), IncrementalLP(second, seed=3, reuse=old.highs)
+    assert reused.highs is old.highs
+    a, b = fresh.run(), reused.run()
+    assert a.optimal and b.optimal and a.x is not None and b.x is not None
+    assert np.array_equal(a.x, b.x) and a.objective == b.objective
+    assert fresh.iterations == reused.iterations
+    assert fresh.basis() is not None and np.array_equal(fresh.basis()[0], reused.basis()[0])
+
+
+def test_warm_rounds_reuse_one_highs_object() -> None:
+    """Consecutive priced rounds solve in the object the round before kept; a reset drops it."""
+    state = warm.WarmStart()
+    seen = []
+    with warm.use(state):
+        for problem in _rounds(200, 3):
+            allocate(problem, mode="fast", warm_start=True)
+            seen.append(state._highs)
+    assert seen[0] is not None and all(h is seen[0] for h in seen)
+    state.reset()
+    assert state._highs is None

@@ -172,6 +172,7 @@ class WarmStart:
     # round uses it (reading it costs about as much as pricing a round's columns, and most rounds with
     # carried deficits do not use it).
     _pending: tuple[IncrementalLP, np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    _highs: Any = field(default=None, repr=False)  # the last restricted LP's HiGHS object, reused by the next
 
     def __post_init__(self) -> None:
         if not (self.use_basis is None or self.use_basis is True or self.use_basis is False):
@@ -184,7 +185,15 @@ class WarmStart:
         """Forget the previous round (the next one starts cold)."""
         self._jobs, self._types, self._prices, self._job_duals = None, (), None, None
         self._col_keys = self._col_status = self._col_cost = self._row_status = None
-        self._pending = None
+        self._pending = self._highs = None
+
+    def _take_highs(self) -> Any:
+        """The kept HiGHS object for this round's restricted LP (``None``: none kept); the last LP is dropped.
+
+        Call after the last round's basis was read (or will not be): the object's model is replaced.
+        """
+        h, self._highs, self._pending = self._highs, None, None
+        return h
 
     @property
     def empty(self) -> bool:
@@ -282,6 +291,8 @@ class WarmStart:
         self._job_duals = np.maximum(np.asarray(row_dual[:n], np.float64), 0.0)
         self._col_keys = self._col_status = self._col_cost = self._row_status = None
         self._pending = None
+        if inc is not None:
+            self._highs = inc.highs
         if inc is None or self.use_basis is False or (n + 1) * (n + 1) * max(g, 1) >= _KEY_LIMIT:
             return
         a, gpu = c.job_a[sel], c.gpu[sel]
@@ -455,8 +466,9 @@ def solve_priced(model: RoundModel, lp: LinearProgram, opts: SolveOptions, warm:
         inside = np.zeros(n + g, bool)
         inside[rows] = True
         sel = sel[inside[c.job_a[sel]] & inside[np.where(c.is_pair[sel], c.job_b[sel], c.job_a[sel])]]
+    reuse = None if warm is None else warm._take_highs()
     try:
-        out, sel, inc, rows = _price(model, lp, opts, cost, sel, col_start, row_start, deadline, rows)
+        out, sel, inc, rows = _price(model, lp, opts, cost, sel, col_start, row_start, deadline, rows, reuse)
     except SolverError:
         if warm is not None:
             warm.reset()
@@ -525,11 +537,13 @@ def _sub_columns(a: Any, cols: np.ndarray, pos: np.ndarray | None = None, n_rows
 
 def _price(model: RoundModel, lp: LinearProgram, opts: SolveOptions, cost: np.ndarray, sel: np.ndarray,
            col_start: np.ndarray | None, row_start: np.ndarray | None, deadline: float | None,
-           rows: np.ndarray | None = None) -> tuple[SolverOutcome, np.ndarray, IncrementalLP, np.ndarray | None]:
+           rows: np.ndarray | None = None, reuse: Any = None,
+           ) -> tuple[SolverOutcome, np.ndarray, IncrementalLP, np.ndarray | None]:
     """Solve the restricted LP over ``sel`` and add columns that price out until none does.
 
     ``rows``: the round's rows in the restricted LP (``None``: all). A column that prices out brings the rows
-    of its jobs that are not in the LP yet. Returns the outcome with ``row_dual`` over *all* rows (0 for the
+    of its jobs that are not in the LP yet. ``reuse``: a HiGHS object to solve in (see
+    :class:`~fairshare.solvers.highs.IncrementalLP`). Returns the outcome with ``row_dual`` over *all* rows (0 for the
     rows left out), the final columns and rows, and the LP kept in HiGHS.
     """
     a = lp.matrix
@@ -544,7 +558,8 @@ def _price(model: RoundModel, lp: LinearProgram, opts: SolveOptions, cost: np.nd
                                lp.col_upper[sel], len(sel))
     start_rows = None if row_start is None else (row_start if rows is None else row_start[rows])
     inc = IncrementalLP(restricted, threads=opts.threads, seed=opts.seed, verbose=opts.verbose,
-                        col_status=None if col_start is None else col_start[sel], row_status=start_rows)
+                        col_status=None if col_start is None else col_start[sel], row_status=start_rows,
+                        reuse=reuse)
     tol = 1e-7 * np.maximum(1.0, np.abs(cost))
     batch = max(PRICING_BATCH, model.problem.total_gpus)
     total_seconds = 0.0

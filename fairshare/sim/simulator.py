@@ -731,7 +731,7 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
     fair_at: dict[int, float] = {}
     n_in, nxt = len(arriving), 0
     overhead = cfg.restart_overhead
-    need: np.ndarray | None = None  # per type: the fewest idle GPUs a waiting job can start on (None: stale)
+    least: np.ndarray | None = None  # per type: the fewest idle GPUs a waiting job can start on (None: stale)
     while True:
         now = min(releases[0][0] if releases else math.inf,
                   float(led.arrival[arriving[nxt]]) if nxt < n_in else math.inf)
@@ -750,28 +750,31 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
             tfair = fair_share_of(led.scale[rows], led.weight[rows], led.throughput[rows], capacity).throughput
             fair_at.update({i: float(tfair[int(np.searchsorted(rows, i))]) for i in new})
             waiting += new
-            need = None
-        # Idle GPUs only get fewer during this pass, so a job that fits on no type now stays waiting: find the
-        # few that may fit in one vectorised step and try those in turn (the same starts as trying every job).
-        # Most events start nothing: the fewest GPUs any waiting job needs per type tells without the jobs.
+            least = None
+        # Idle GPUs only get fewer during this pass, so a job that fits on no type now stays waiting. Most events
+        # start nothing: the fewest GPUs any waiting job needs per type tells without the jobs. Otherwise the
+        # jobs that fit are found in one vectorised step, the first of them starts, and the step is repeated
+        # over the jobs after it (the same starts as trying every job in turn).
         if not waiting:
             continue
-        if need is None:
+        if least is None:
             w = np.array(waiting, dtype=np.int64)
-            need = np.where(led.throughput[w] > 0, size[w][:, None], np.inf).min(axis=0)
-        if not (free >= need).any():
+            least = np.where(led.throughput[w] > 0, size[w][:, None], np.inf).min(axis=0)
+        if not (free >= least).any():
             continue
         w = np.array(waiting, dtype=np.int64)
-        maybe: np.ndarray = np.any((led.throughput[w] > 0) & (free[None, :] >= size[w][:, None]), axis=1)
-        still = []
-        for i, try_it in zip(waiting, maybe.tolist()):
-            if not try_it:
-                still.append(i)
-                continue
+        can, wsize = led.throughput[w] > 0, size[w][:, None]
+        left = np.ones(len(w), dtype=bool)
+        at = 0
+        while True:
+            hit = np.flatnonzero(np.any(can[at:] & (free[None, :] >= wsize[at:]), axis=1))
+            if not len(hit):
+                break
+            at += int(hit[0])
+            i = waiting[at]
+            left[at] = False
+            at += 1
             fits = (led.throughput[i] > 0) & (free >= size[i])
-            if not fits.any():
-                still.append(i)
-                continue
             g = int(np.argmax(np.where(fits, led.throughput[i], -1.0)))
             tau = float(led.throughput[i, g])
             remaining = float(led.work[i] - led.done[i])
@@ -789,8 +792,8 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
                     heapq.heappush(releases, (stop, g, float(size[i])))
             if log is not None:
                 log.append(GpuHold((led.ids[i],), names[g], float(size[i]), now, stop, True))
-        waiting = still
-        need = None
+        waiting = w[left].tolist()
+        least = None
     busy = out.busy_gpu_seconds
     for i, (_, at, _, _, _, stop) in started.items():  # in order of start: reproducible to the last bit
         busy += float(led.scale[i]) * (stop - at)
