@@ -96,6 +96,9 @@ class _TypeLevel(NamedTuple):
     valid: np.ndarray   # (G, T, T) bool: the pair (t, u) may share type g
     ptp: np.ndarray     # (G, T, T, 2) co-located throughputs
     entries: tuple[np.ndarray, np.ndarray, np.ndarray]  # (g, t, u) of valid t <= u, best score first
+    lists: tuple[list[int], list[int], list[int]]        # the same entries as Python lists
+    of_type: tuple[np.ndarray, np.ndarray]   # (start (T + 1,), entry positions): the entries with type t
+    self_of: tuple[np.ndarray, np.ndarray]   # the same for the self entries (t, t) of each type
 
 
 def _type_level(alone: np.ndarray, pair: np.ndarray, types: np.ndarray, g: np.ndarray,
@@ -111,7 +114,21 @@ def _type_level(alone: np.ndarray, pair: np.ndarray, types: np.ndarray, g: np.nd
         score = ptp[..., 0] / iso[:, :, None] + ptp[..., 1] / iso[:, None, :]
     gg, tt, uu = np.nonzero(valid & np.triu(np.ones((T, T), bool))[None])
     rank = np.lexsort((gg, uu, tt, -score[gg, tt, uu]))
-    return _TypeLevel(valid, ptp, (gg[rank], tt[rank], uu[rank]))
+    gg, tt, uu = gg[rank], tt[rank], uu[rank]
+    at = np.arange(len(gg))
+    cross = tt != uu
+    return _TypeLevel(valid, ptp, (gg, tt, uu), (gg.tolist(), tt.tolist(), uu.tolist()),
+                      _grouped(np.concatenate([tt, uu[cross]]), np.concatenate([at, at[cross]]), T),
+                      _grouped(tt[~cross], at[~cross], T))
+
+
+def _grouped(key: np.ndarray, value: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``value`` grouped by ``key`` in ``0..size-1``: ``(start, values)``.
+
+    Group ``k`` is ``values[start[k]:start[k + 1]]``, in the order of ``value`` within a group.
+    """
+    order = np.argsort(key, kind="stable")
+    return np.concatenate([[0], np.cumsum(np.bincount(key, minlength=size))]), value[order]
 
 
 def _all_pairs(jobs: np.ndarray, tjob: np.ndarray, valid: np.ndarray, ptp: np.ndarray) -> Candidates:
@@ -152,30 +169,47 @@ def _capped_pairs(jobs: np.ndarray, tjob: np.ndarray, level: _TypeLevel, cap: in
     n = np.bincount(tjob, minlength=T)
     order = jobs[np.lexsort((jobs, tjob))]                          # jobs grouped by type, index order
     start = np.concatenate([[0], np.cumsum(n)[:-1]])
+    # The greedy over the entries in score order, jumping from one entry that adds candidates to the next:
+    # an entry adds some exactly when both its types have room (a self entry: room for two endpoints and two
+    # jobs), so an entry is switched off when one of its types runs out of room (a few dozen of a thousand
+    # entries add candidates).
     gg, tt, uu = level.entries
-    pairable = (tt != uu) | (n[tt] > 1)                             # a type of one job has no self-pair
-    gg, tt, uu = gg[pairable], tt[pairable], uu[pairable]
-    cross: list[tuple[int, int, int, int, int, int]] = []           # (g, t, u, E, used_t, used_u)
-    selfs: list[tuple[int, int, int, int]] = []                     # (g, t, E, used_t)
+    gl, tl, ul = level.lists
     room = (cap * n).tolist()
     nl = n.tolist()
+    cross_t = tt != uu
+    alive = np.where(cross_t, (cap * n[tt] > 0) & (cap * n[uu] > 0), (n[tt] > 1) & (cap * n[tt] >= 2))
+    (a_start, a_entries), (s_start, s_entries) = level.of_type, level.self_of
+    cross: list[tuple[int, int, int, int, int, int]] = []           # (g, t, u, E, used_t, used_u)
+    selfs: list[tuple[int, int, int, int]] = []                     # (g, t, E, used_t)
     used_l = [0] * T
-    for k, t, u in zip(gg.tolist(), tt.tolist(), uu.tolist(), strict=True):
+    at, size = 0, len(gl)
+    while at < size:
+        at += int(np.argmax(alive[at:]))
+        if not alive[at]:
+            break
+        k, t, u = gl[at], tl[at], ul[at]
+        at += 1
         if t == u:
             nt = nl[t]
             e = min(room[t] // 2, nt * (nt - 1) // 2)
-            if e > 0:
-                selfs.append((k, t, e, used_l[t]))
-                used_l[t] += 2 * e
-                room[t] -= 2 * e
+            selfs.append((k, t, e, used_l[t]))
+            used_l[t] += 2 * e
+            room[t] -= 2 * e
+            touched: tuple[int, ...] = (t,)
         else:
             e = min(room[t], room[u], nl[t] * nl[u])
-            if e > 0:
-                cross.append((k, t, u, e, used_l[t], used_l[u]))
-                used_l[t] += e
-                used_l[u] += e
-                room[t] -= e
-                room[u] -= e
+            cross.append((k, t, u, e, used_l[t], used_l[u]))
+            used_l[t] += e
+            used_l[u] += e
+            room[t] -= e
+            room[u] -= e
+            touched = (t, u)
+        for x in touched:
+            if room[x] == 0:
+                alive[a_entries[a_start[x]:a_start[x + 1]]] = False
+            elif room[x] == 1:
+                alive[s_entries[s_start[x]:s_start[x + 1]]] = False
     parts_a: list[np.ndarray] = []
     parts_b: list[np.ndarray] = []
     parts_g: list[np.ndarray] = []
