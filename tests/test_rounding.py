@@ -90,6 +90,18 @@ def test_greedy_round_of_an_lp_point_is_the_full_walk(problem) -> None:
     np.testing.assert_array_equal(greedy_round(model, x_lp), _walk_all(model, order, np.zeros(m)))
 
 
+@given(problem=round_problems(max_jobs=14, max_capacity=4, scales=(0.5, 1, 2)), seed=st.integers(0, 2**16))
+def test_greedy_round_of_any_point_is_the_full_walk(problem, seed: int) -> None:
+    # any values in [0, 1]: columns at 1 that conflict (the hint fails), ties, fractions that round to 1
+    model = build_model(problem)
+    m = model.columns.num
+    rng = np.random.default_rng(seed)
+    x_lp = rng.choice([0.0, 1.0, 0.5, 0.9999999, 1e-9, 0.25], size=m, p=[0.4, 0.25, 0.1, 0.1, 0.1, 0.05])
+    density = model.value / np.maximum(model.columns.size, FINEST_SHARE)
+    order = np.lexsort((-density, -np.round(x_lp, 6)))
+    np.testing.assert_array_equal(greedy_round(model, x_lp), _walk_all(model, order, np.zeros(m)))
+
+
 def test_early_stop_on_loaded_and_light_rounds() -> None:
     # loaded: 600 jobs on 40 GPUs (capacity runs out early); light: 60 jobs on 400 GPUs (jobs run out first)
     for problem in (random_round(600, seed=4, num_gpus=40), random_round(60, seed=5, num_gpus=400)):

@@ -94,8 +94,20 @@ def greedy_round(model: RoundModel, x_lp: np.ndarray) -> np.ndarray:
     c = model.columns
     density = model.value / np.maximum(c.size, FINEST_SHARE)  # per GPU; a share counts its class
     rounded = np.round(x_lp, 6)
-    order = np.lexsort((-density, -rounded))
-    return greedy_take(model, order, np.zeros(c.num), together=int(np.count_nonzero(rounded >= 1.0)))
+    x = np.zeros(c.num)
+    if c.num == 0:
+        return x
+    # The walk of greedy_take over the columns by (LP value rounded, value per GPU), both descending, ties by
+    # index: the columns at 1 first, taken at once when they fit together, then only the columns that can
+    # still be taken need an order (a subset keeps its order in a stable sort).
+    ones = np.flatnonzero(rounded >= 1.0)
+    head = ones[np.lexsort((-density[ones], -rounded[ones]))]
+    free, cap = _room(model, x)
+    cap_after = _take_together(model, head, x, free, cap) if len(head) else None
+    if cap_after is None:
+        return _walk(model, np.lexsort((-density, -rounded)), x, free, cap)
+    rest = np.flatnonzero(_viable(model, np.arange(c.num), free, cap_after))
+    return _walk(model, rest[np.lexsort((-density[rest], -rounded[rest]))], x, free, cap_after)
 
 
 def fill(model: RoundModel, x: np.ndarray) -> np.ndarray:
@@ -118,34 +130,62 @@ def greedy_take(model: RoundModel, order: np.ndarray, x0: np.ndarray, *, togethe
     at 1 in an LP optimum). If they do (positive values, distinct free jobs, room on every type), they are
     taken in one vectorised step, which is what the walk would do; otherwise the hint is ignored.
     """
-    c, p = model.columns, model.problem
+    c = model.columns
     x = np.array(x0, dtype=np.float64, copy=True)
     order = np.asarray(order, dtype=np.int64)
     if c.num == 0:
         return x
+    free, cap = _room(model, x)
+    if together > 0:
+        cap_after = _take_together(model, order[:together], x, free, cap)
+        if cap_after is not None:
+            cap, order = cap_after, order[together:]
+    return _walk(model, order, x, free, cap)
+
+
+def _room(model: RoundModel, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Jobs not placed by the 0/1 columns ``x`` and idle GPUs per type."""
+    c, p = model.columns, model.problem
     on = x > 0.5
     free = np.ones(p.num_jobs, dtype=bool)
     free[c.job_a[on]] = False
     free[c.job_b[on & c.is_pair]] = False
     used = np.bincount(c.gpu[on], weights=c.size[on], minlength=len(p.capacity))
-    # Sizes are whole GPUs, or share classes 1/2^k (binary fractions: their sums are exact in float64).
+    # integer GPU counts stay integers; with fractional requests the idle capacity is fractional
     cap = p.capacity - (used if c.size.dtype.kind == "f" else used.astype(np.int64))
-    if together > 0:
-        head = order[:together]
-        jobs = np.concatenate([c.job_a[head], c.job_b[head][c.is_pair[head]]])
-        need = np.bincount(c.gpu[head], weights=c.size[head], minlength=len(p.capacity))
-        if (np.all(model.value[head] > 0) and np.all(free[jobs]) and len(np.unique(jobs)) == len(jobs)
-                and np.all(need <= cap)):
-            x[head] = 1.0
-            free[jobs] = False
-            cap = cap - (need if c.size.dtype.kind == "f" else need.astype(np.int64))
-            order = order[together:]
-    # Drop the columns that cannot be taken now (nor later: jobs and room are only used up): most of a loaded
-    # round's columns belong to jobs already placed, and the walk below is Python.
+    return free, cap
+
+
+def _take_together(model: RoundModel, head: np.ndarray, x: np.ndarray, free: np.ndarray,
+                   cap: np.ndarray) -> np.ndarray | None:
+    """Take the columns ``head`` at once if they fit together.
+
+    Returns the idle GPUs left (``x`` and ``free`` updated), or ``None`` (nothing changed) if they do not fit.
+    """
+    c = model.columns
+    jobs = np.concatenate([c.job_a[head], c.job_b[head][c.is_pair[head]]])
+    need = np.bincount(c.gpu[head], weights=c.size[head], minlength=len(cap))
+    if not (np.all(model.value[head] > 0) and np.all(free[jobs]) and len(np.unique(jobs)) == len(jobs)
+            and np.all(need <= cap)):
+        return None
+    x[head] = 1.0
+    free[jobs] = False
+    return cap - (need if c.size.dtype.kind == "f" else need.astype(np.int64))
+
+
+def _viable(model: RoundModel, cols: np.ndarray, free: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """Which of ``cols`` could be taken now: positive value, free jobs, room on their type."""
+    c = model.columns
+    ja, jb = c.job_a[cols], c.job_b[cols]
+    return ((model.value[cols] > 0) & free[ja] & ((jb < 0) | free[np.maximum(jb, 0)])
+            & (c.size[cols] <= cap[c.gpu[cols]]))
+
+
+def _walk(model: RoundModel, order: np.ndarray, x: np.ndarray, free: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """Take, in ``order``, every column that still fits; ``x`` is updated and returned."""
+    c = model.columns
+    order = order[_viable(model, order, free, cap)]
     ja, jb, gpu, size = c.job_a[order], c.job_b[order], c.gpu[order], c.size[order]
-    viable = ((model.value[order] > 0) & free[ja] & ((jb < 0) | free[np.maximum(jb, 0)])
-              & (size <= cap[gpu]))
-    order, ja, jb, gpu, size = order[viable], ja[viable], jb[viable], gpu[viable], size[viable]
     free_l, cap_l = free.tolist(), cap.tolist()
     # Once every type has less room than the smallest column, or every job is placed, nothing more fits:
     # stop there instead of walking the rest of ``order``.
