@@ -242,11 +242,30 @@ class RoundModel:
         vals = np.concatenate([np.ones(m), np.ones(int(pair.sum())), c.size[sel].astype(np.float64)])
         return rows, colx, vals
 
+    def _placement_csc(self) -> sp.csc_matrix:
+        """The matrix of :meth:`placement_rows` in CSC form, built column by column.
+
+        Every column holds its job rows (ascending) and its type's capacity row (below every job row), so the
+        arrays are written directly: the same matrix as ``csc_matrix((values, (rows, cols)))``, entry for
+        entry, at a fraction of the cost of converting triplets.
+        """
+        c, n = self.columns, self.problem.num_jobs
+        pair = c.is_pair
+        end = np.cumsum(2 + pair.astype(np.int64))
+        first = end - 2 - pair
+        indices = np.empty(int(end[-1]) if len(end) else 0, np.int32)
+        data = np.ones(len(indices))
+        indices[first] = np.where(pair, np.minimum(c.job_a, c.job_b), c.job_a)
+        indices[first[pair] + 1] = np.maximum(c.job_a, c.job_b)[pair]
+        indices[end - 1] = n + c.gpu
+        data[end - 1] = c.size
+        indptr = np.concatenate([[0], end]).astype(np.int32)
+        return sp.csc_matrix((data, indices, indptr), shape=(n + len(self.problem.gpu_types), c.num))
+
     def tightened_lp(self) -> LinearProgram:
         """The column formulation of section 5a (objective offset ``obj_null`` left out)."""
         n, g, m = self.problem.num_jobs, len(self.problem.gpu_types), self.columns.num
-        rows, cols, vals = self.placement_rows()
-        a = sp.csc_matrix((vals, (rows, cols)), shape=(n + g, m))
+        a = self._placement_csc()
         row_upper = np.concatenate([np.ones(n), self.problem.capacity.astype(np.float64)])
         return LinearProgram(self.value.copy(), a, np.full(n + g, -np.inf), row_upper, np.zeros(m), np.ones(m), m)
 

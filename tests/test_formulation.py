@@ -6,7 +6,8 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given
+import scipy.sparse as sp
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairshare import allocate
@@ -231,3 +232,18 @@ def test_with_priority_validates_the_new_priorities_only() -> None:
     q = p.with_priority(pi)
     pi[0] = 99.0                                            # the copy does not follow its input
     assert q.priority[0] == 0.5 and q.job_ids == p.job_ids and p.priority.tolist() == [1.0] * n
+
+
+@settings(max_examples=40, deadline=None)
+@given(problem=round_problems(max_jobs=12, scales=(0.25, 0.5, 1, 2)))
+def test_tightened_matrix_is_the_triplets_matrix(problem: RoundProblem) -> None:
+    """The LP matrix written column by column is scipy's matrix of the placement triplets, entry for entry."""
+    model = build_model(problem)
+    n, g = problem.num_jobs, len(problem.gpu_types)
+    rows, cols, vals = model.placement_rows()
+    want = sp.csc_matrix((vals, (rows, cols)), shape=(n + g, model.columns.num))
+    got = model.tightened_lp().matrix
+    assert got.shape == want.shape
+    for attr in ("indptr", "indices", "data"):
+        assert np.array_equal(getattr(got, attr), getattr(want, attr)), attr
+        assert getattr(got, attr).dtype == getattr(want, attr).dtype, attr
