@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -247,10 +248,12 @@ class RoundProblem:
             raise InvalidInputError("colocation", (pj.shape, pg.shape, pt.shape), "inconsistent array shapes")
         if P:
             names, types = self.job_ids, self.gpu_types
-            p = _first(((pj < 0) | (pj >= N)).any(axis=1))
+            # Whole-array bounds first (a long queue's candidates are thousands of rows): the row-by-row masks
+            # that name the first bad row are computed only when something is out of range.
+            p = None if 0 <= pj.min() and pj.max() < N else _first(((pj < 0) | (pj >= N)).any(axis=1))
             if p is not None:
                 raise InvalidInputError(f"colocation[{p}].jobs", pj[p].tolist(), "unknown job")
-            p = _first((pg < 0) | (pg >= G))
+            p = None if 0 <= pg.min() and pg.max() < G else _first((pg < 0) | (pg >= G))
             if p is not None:
                 raise InvalidInputError(f"colocation[{p}].gpu", pg[p].item(), "unknown GPU type")
             a, b = pj[:, 0], pj[:, 1]
@@ -267,11 +270,12 @@ class RoundProblem:
             if p is not None:
                 raise InvalidInputError(f"colocation[{p}].gpu", types[pg[p]], f"jobs {names[a[p]]!r} and "
                                         f"{names[b[p]]!r} must both be able to run alone on this type")
-            p = _first(~(np.isfinite(pt) & (pt >= 0)).all(axis=1))
+            in_range = bool(pt.min() >= 0 and pt.max() <= MAX_VALUE)  # False for NaN and inf too
+            p = None if in_range else _first(~(np.isfinite(pt) & (pt >= 0)).all(axis=1))
             if p is not None:
                 raise InvalidInputError(f"colocation[{p}].throughput", pt[p].tolist(),
                                         "must be two finite non-negative numbers")
-            p = _first((pt > MAX_VALUE).any(axis=1))
+            p = None if in_range else _first((pt > MAX_VALUE).any(axis=1))
             if p is not None:
                 raise InvalidInputError(f"colocation[{p}].throughput", pt[p].tolist(), _TOO_LARGE)
             lo, hi = np.minimum(a, b), np.maximum(a, b)
@@ -358,6 +362,11 @@ class RoundProblem:
     def job_index(self, job_id: str) -> int:
         """Row of ``job_id``; raises ``KeyError`` if unknown."""
         return self._job_index[job_id]
+
+    @property
+    def job_positions(self) -> Mapping[str, int]:
+        """Row of every job id, as a read-only mapping (the one :meth:`job_index` reads)."""
+        return MappingProxyType(self._job_index)
 
     def replace(self, **changes: Any) -> RoundProblem:
         """A copy with some fields replaced (validated again)."""

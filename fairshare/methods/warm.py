@@ -52,7 +52,7 @@ import contextlib
 import contextvars
 import itertools
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,7 +160,7 @@ class WarmStart:
     columns: int = 0
     job_rows: int = 0
     iterations: int = 0
-    _jobs: dict[str, int] | None = field(default=None, repr=False)
+    _jobs: Mapping[str, int] | None = field(default=None, repr=False)
     _types: tuple[str, ...] = field(default=(), repr=False)
     _prices: np.ndarray | None = field(default=None, repr=False)
     _job_duals: np.ndarray | None = field(default=None, repr=False)  # of the previous round's job rows
@@ -285,7 +285,7 @@ class WarmStart:
         """
         p, c = model.problem, model.columns
         n, g = p.num_jobs, len(p.gpu_types)
-        self._jobs = dict(zip(p.job_ids, range(n)))
+        self._jobs = p.job_positions
         self._types = tuple(p.gpu_types)
         self._prices = np.maximum(np.asarray(row_dual[n:], np.float64), 0.0)
         self._job_duals = np.maximum(np.asarray(row_dual[:n], np.float64), 0.0)
