@@ -234,6 +234,49 @@ class RoundProblem:
             check_nodes(node_list, dict(zip(types, cap_int.tolist())))
         set_(self, "nodes", node_list)
 
+    @classmethod
+    def _of_checked_arrays(cls, gpu_types: tuple[str, ...], capacity: np.ndarray, job_ids: tuple[str, ...],
+                           scale: np.ndarray, throughput: np.ndarray, weight: np.ndarray, deficit: np.ndarray,
+                           pair_jobs: np.ndarray, pair_gpu: np.ndarray, pair_throughput: np.ndarray,
+                           epsilon: float, fairness_weight: float) -> RoundProblem:
+        """The round the constructor would build from these arguments, for a caller that guarantees them valid.
+
+        For the simulator, whose rounds come from a trace, catalog and cluster checked before the first
+        round, deficits from the deficit rule and candidates valid by construction: the per-entry checks of
+        the constructor were a tenth of a long queue's round. The checks that depend on which jobs share the
+        round still run (the weights' ratio, the deficits' range), with the constructor's errors; so does the
+        duplicate-id check, which building the id map does anyway. No nodes, priorities 1.
+        """
+        set_ = object.__setattr__
+        self = object.__new__(cls)
+        N = len(job_ids)
+        index = dict(zip(job_ids, range(N)))
+        w = np.asarray(weight, dtype=np.float64)
+        d = np.asarray(deficit, dtype=np.float64)
+        if len(index) < N or (N and not (0 < float(w.min()) and float(w.max()) <= MAX_WEIGHT_RATIO * float(w.min())
+                                         and 0 <= float(d.min()) and float(d.max()) <= MAX_VALUE)):
+            return cls(gpu_types=gpu_types, capacity=capacity, job_ids=job_ids, scale=scale, throughput=throughput,
+                       weight=weight, deficit=deficit, pair_jobs=pair_jobs, pair_gpu=pair_gpu,
+                       pair_throughput=pair_throughput, epsilon=epsilon, fairness_weight=fairness_weight)
+        s = np.asarray(scale).astype(np.float64)
+        part = (s > 0) & (s < 1)
+        set_(self, "gpu_types", tuple(gpu_types))
+        set_(self, "capacity", readonly(np.array(capacity, dtype=np.int64)))
+        set_(self, "job_ids", tuple(job_ids))
+        set_(self, "_job_index", index)
+        set_(self, "scale", readonly(s if part.any() else s.astype(np.int64)))
+        set_(self, "weight", readonly(w))
+        set_(self, "deficit", readonly(d))
+        set_(self, "priority", readonly(np.ones(N)))
+        set_(self, "throughput", readonly(np.asarray(throughput, dtype=np.float64).reshape(N, len(gpu_types))))
+        set_(self, "epsilon", float(epsilon))
+        set_(self, "fairness_weight", float(fairness_weight))
+        set_(self, "pair_jobs", readonly(np.asarray(pair_jobs).reshape(-1, 2).astype(np.int64)))
+        set_(self, "pair_gpu", readonly(np.asarray(pair_gpu).reshape(-1).astype(np.int64)))
+        set_(self, "pair_throughput", readonly(np.asarray(pair_throughput, np.float64).reshape(-1, 2)))
+        set_(self, "nodes", ())
+        return self
+
     def _set_pairs(self, pair_jobs: np.ndarray | None, pair_gpu: np.ndarray | None,
                    pair_throughput: np.ndarray | None, runnable: np.ndarray) -> None:
         """Check and store the co-location candidates."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import math
 from collections.abc import Callable
@@ -10,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 
 from fairshare import allocate
 from fairshare.cli import example_round_text
@@ -583,3 +584,38 @@ def test_problem_pickles():
     q = pickle.loads(pickle.dumps(p))
     _same_problem(p, q)
     assert q.job_index("resnet50-4") == 3
+
+
+@settings(max_examples=60, deadline=None)
+@given(problem=round_problems(max_jobs=12, scales=(0.5, 1, 2, 4)))
+def test_the_simulators_unchecked_rounds_equal_checked_ones(problem: RoundProblem) -> None:
+    """``RoundProblem._of_checked_arrays`` (the simulator's rounds) builds what the constructor builds."""
+    args = dict(gpu_types=problem.gpu_types, capacity=np.array(problem.capacity), job_ids=problem.job_ids,
+                scale=np.array(problem.scale), throughput=np.array(problem.throughput),
+                weight=np.array(problem.weight), deficit=np.array(problem.deficit),
+                pair_jobs=np.array(problem.pair_jobs), pair_gpu=np.array(problem.pair_gpu),
+                pair_throughput=np.array(problem.pair_throughput), epsilon=problem.epsilon,
+                fairness_weight=problem.fairness_weight)
+    checked, unchecked = RoundProblem(**args), RoundProblem._of_checked_arrays(**args)
+    for f in dataclasses.fields(RoundProblem):
+        a, b = getattr(checked, f.name), getattr(unchecked, f.name)
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b), f.name
+            assert not b.flags.writeable and b.flags.c_contiguous, f.name
+        else:
+            assert a == b and type(a) is type(b), f.name
+
+
+@pytest.mark.parametrize(("field", "value"), [("weight", [1.0, 1e13]), ("deficit", [0.0, -1.0]),
+                                              ("deficit", [0.0, np.inf]), ("job_ids", ("a", "a"))])
+def test_the_simulators_unchecked_rounds_still_refuse_what_depends_on_the_round(field: str, value) -> None:
+    """What a trace checked job by job cannot rule out fails as the constructor fails."""
+    args = dict(gpu_types=("V100",), capacity=np.array([2]), job_ids=("a", "b"), scale=np.array([1, 1]),
+                throughput=np.ones((2, 1)), weight=np.ones(2), deficit=np.zeros(2), pair_jobs=np.zeros((0, 2)),
+                pair_gpu=np.zeros(0), pair_throughput=np.zeros((0, 2)), epsilon=0.0, fairness_weight=100.0)
+    args[field] = value if field == "job_ids" else np.array(value)
+    with pytest.raises(InvalidInputError) as checked:
+        RoundProblem(**args)
+    with pytest.raises(InvalidInputError) as unchecked:
+        RoundProblem._of_checked_arrays(**args)
+    assert str(unchecked.value) == str(checked.value)

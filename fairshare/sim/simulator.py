@@ -911,11 +911,11 @@ class _Ledger:
                 cfg: SimConfig) -> RoundProblem:
         """The round problem of the active jobs ``act``."""
         pj, pg, pt = pairs
-        return RoundProblem(gpu_types=tuple(gpus), capacity=np.array(list(gpus.values()), dtype=np.int64),
-                            job_ids=tuple(self.id_array[act].tolist()), scale=self.scale[act],
-                            throughput=self.throughput[act], weight=self.weight[act], deficit=self.deficit[act],
-                            pair_jobs=pj, pair_gpu=pg, pair_throughput=pt, epsilon=cfg.epsilon,
-                            fairness_weight=cfg.fairness_weight)
+        return RoundProblem._of_checked_arrays(
+            gpu_types=tuple(gpus), capacity=np.array(list(gpus.values()), dtype=np.int64),
+            job_ids=tuple(self.id_array[act].tolist()), scale=self.scale[act], throughput=self.throughput[act],
+            weight=self.weight[act], deficit=self.deficit[act], pair_jobs=pj, pair_gpu=pg, pair_throughput=pt,
+            epsilon=cfg.epsilon, fairness_weight=cfg.fairness_weight)
 
     def round_state(self, model: RoundModel, act: np.ndarray, start: float, cfg: SimConfig) -> RoundState:
         """What the policy sees of the round."""
