@@ -765,15 +765,15 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
         w = np.array(waiting, dtype=np.int64)
         can, wsize = led.throughput[w] > 0, size[w][:, None]
         left = np.ones(len(w), dtype=bool)
-        at = 0
+        k = 0
         while True:
-            hit = np.flatnonzero(np.any(can[at:] & (free[None, :] >= wsize[at:]), axis=1))
+            hit = np.flatnonzero(np.any(can[k:] & (free[None, :] >= wsize[k:]), axis=1))
             if not len(hit):
                 break
-            at += int(hit[0])
-            i = waiting[at]
-            left[at] = False
-            at += 1
+            k += int(hit[0])
+            i = waiting[k]
+            left[k] = False
+            k += 1
             fits = (led.throughput[i] > 0) & (free >= size[i])
             g = int(np.argmax(np.where(fits, led.throughput[i], -1.0)))
             tau = float(led.throughput[i, g])
