@@ -93,3 +93,26 @@ def test_repeat_under_load_quick_repeats_exactly_with_one_thread(tmp_path) -> No
     assert len(rows) == 3 and {r[1] for r in rows} == {"alone", "2 at once"}
     assert len({r[2] for r in rows}) == 1
     assert "threads=1: 1 distinct mean JCT in 3 runs." in text and "default pool" not in text
+
+
+def test_versions_ab_quick(tmp_path) -> None:
+    import pytest
+
+    if not (ROOT / ".git").exists():
+        pytest.skip("needs the git repository (a source archive has no history to compare with)")
+    mod = load("versions_ab")
+    assert mod.main(["--base", "HEAD", "--quick", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "versions_ab.md").read_text()
+    runs = [line for line in text.splitlines() if line.startswith("| 1 |")]
+    assert len(runs) == 1
+    base_ms, this_ms = (float(c) for c in runs[0].strip("|").split("|")[1:])
+    assert base_ms > 0 and this_ms > 0
+    ratio = float(text.split("takes **")[1].split("**")[0])
+    assert abs(ratio - round(this_ms / base_ms, 2)) <= 0.011
+    assert "fairshare-ab-" not in _git("worktree", "list")  # the base's worktree is removed again
+
+
+def _git(*args: str) -> str:
+    import subprocess
+
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
