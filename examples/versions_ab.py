@@ -4,9 +4,9 @@ This machine's speed drifts by a quarter within an hour, so two versions timed a
 other, once each) cannot be compared. This script checks out ``--base`` (any git revision) into a temporary
 worktree and runs ``examples/round_parts.py`` of the base and of the working tree in turn, ``--runs`` times
 each, on the same window of rounds of the long trace (``--no-polish --warm-start``), each run in a new
-process. It reports every run's ms per round, the median of each version, and the ratio of the medians
-(this version / base); interleaving spreads the machine's drift over both versions. The base must have
-``examples/round_parts.py`` (added on 3 December 2026, commit 7926005).
+process. It reports every run's ms per round, the median of each version, the ratio of the medians (this
+version / base) and the median of each pair's ratio; interleaving spreads the machine's drift over both
+versions. The base must have ``examples/round_parts.py`` (added on 3 December 2026, commit 7926005).
 
 Usage::
 
@@ -84,12 +84,14 @@ def main(argv: list[str] | None = None) -> int:
              f"Rounds {args.first:,}-{args.last:,} of {args.jobs:,} Gavel-recipe jobs at 6 jobs/h, seed 0, "
              "V100=36,P100=36,K80=36, fairshare fast `--no-polish --warm-start`, timed by each version's own "
              f"`examples/round_parts.py`, runs in turn (base first), {args.runs} each.", "",
-             "| run | base (ms per round) | this version (ms per round) |", "|---:|---:|---:|"]
-    pairs = zip(times["base"], times["this"], strict=True)
-    lines += [f"| {k + 1} | {b:.2f} | {t:.2f} |" for k, (b, t) in enumerate(pairs)]
-    lines += [f"| median | {med['base']:.2f} | {med['this']:.2f} |", "",
+             "| run | base (ms per round) | this version (ms per round) | this / base |", "|---:|---:|---:|---:|"]
+    ratios = [t / b for b, t in zip(times["base"], times["this"], strict=True)]
+    lines += [f"| {k + 1} | {b:.2f} | {t:.2f} | {r:.2f} |"
+              for k, (b, t, r) in enumerate(zip(times["base"], times["this"], ratios, strict=True))]
+    lines += [f"| median | {med['base']:.2f} | {med['this']:.2f} | {statistics.median(ratios):.2f} |", "",
               f"This version takes **{med['this'] / med['base']:.2f}** of the base's time per round (ratio of the "
-              "medians)."]
+              f"medians; the median of the runs' own ratios, each pair run back to back, is "
+              f"{statistics.median(ratios):.2f})."]
     write_report(args.out, "versions_ab.md", lines)
     return 0
 
