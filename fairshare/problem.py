@@ -250,10 +250,12 @@ class RoundProblem:
         set_ = object.__setattr__
         self = object.__new__(cls)
         N = len(job_ids)
-        index = dict(zip(job_ids, range(N)))
+        ids = tuple(job_ids)  # str ids (the caller's guarantee; the constructor converts with str)
+        index = dict(zip(ids, range(N)))
         w = np.asarray(weight, dtype=np.float64)
         d = np.asarray(deficit, dtype=np.float64)
-        if len(index) < N or (N and not (0 < float(w.min()) and float(w.max()) <= MAX_WEIGHT_RATIO * float(w.min())
+        if len(index) < N or (N and not (0 < float(w.min()) and np.isfinite(w.max())
+                                         and float(w.max()) <= MAX_WEIGHT_RATIO * float(w.min())
                                          and 0 <= float(d.min()) and float(d.max()) <= MAX_VALUE)):
             return cls(gpu_types=gpu_types, capacity=capacity, job_ids=job_ids, scale=scale, throughput=throughput,
                        weight=weight, deficit=deficit, pair_jobs=pair_jobs, pair_gpu=pair_gpu,
@@ -262,7 +264,7 @@ class RoundProblem:
         part = (s > 0) & (s < 1)
         set_(self, "gpu_types", tuple(gpu_types))
         set_(self, "capacity", readonly(np.array(capacity, dtype=np.int64)))
-        set_(self, "job_ids", tuple(job_ids))
+        set_(self, "job_ids", ids)
         set_(self, "_job_index", index)
         set_(self, "scale", readonly(s if part.any() else s.astype(np.int64)))
         set_(self, "weight", readonly(w))

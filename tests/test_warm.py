@@ -597,3 +597,43 @@ def test_warm_rounds_reuse_one_highs_object() -> None:
     assert seen[0] is not None and all(h is seen[0] for h in seen)
     state.reset()
     assert state._highs is None
+
+
+def test_a_deadline_counts_from_now_on_an_object_that_ran_before() -> None:
+    """HiGHS's run clock adds up over an object's runs; a deadline's limit is the time left from now.
+
+    The object runs until its clock holds 20 times one run; a deadline half that far away leaves ten runs'
+    time, which a limit set from the clock's zero (as before) would already have used up.
+    """
+    import time
+
+    lp = build_model(random_round(300, seed=4)).tightened_lp()
+    inc = IncrementalLP(lp)
+    assert inc.run().optimal
+    one = inc.highs.getRunTime()
+    while inc.highs.getRunTime() < 20 * one:
+        inc.highs.clearSolver()
+        assert inc.run().optimal
+    used = inc.highs.getRunTime()
+    again = IncrementalLP(lp, reuse=inc.highs)
+    assert again.highs.getRunTime() >= used  # clearing the model does not reset the clock
+    out = again.run(deadline=time.perf_counter() + used / 2)
+    assert out.optimal
+
+
+def test_warm_rounds_with_a_deadline_keep_the_last_lp() -> None:
+    """A round with a deadline solves in an object of its own; the state keeps the last round's LP and object."""
+    import time
+
+    state = warm.WarmStart()
+    problems = _rounds(200, 2)
+    with warm.use(state):
+        allocate(problems[0], mode="fast", warm_start=True)
+        kept, pending = state._highs, state._pending
+        assert kept is not None and pending is not None
+        out = warm.solve_priced(build_model(problems[1]), build_model(problems[1]).tightened_lp(),
+                                SolveOptions(warm_start=True), state, deadline=time.perf_counter() - 1.0)
+    assert not out.optimal  # the deadline had passed
+    assert state._highs is kept and state._pending is pending
+    copy = dataclasses.replace(state)
+    assert copy._highs is None and copy._pending is None  # a copy never shares the HiGHS object

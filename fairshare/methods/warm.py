@@ -171,8 +171,9 @@ class WarmStart:
     # The last restricted LP and the order of its columns by key: its basis is read from HiGHS only when a
     # round uses it (reading it costs about as much as pricing a round's columns, and most rounds with
     # carried deficits do not use it).
-    _pending: tuple[IncrementalLP, np.ndarray, np.ndarray] | None = field(default=None, repr=False)
-    _highs: Any = field(default=None, repr=False)  # the last restricted LP's HiGHS object, reused by the next
+    _pending: tuple[IncrementalLP, np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False)
+    # The last restricted LP's HiGHS object, reused by the next round's (a copy of the state starts without it).
+    _highs: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not (self.use_basis is None or self.use_basis is True or self.use_basis is False):
@@ -291,8 +292,6 @@ class WarmStart:
         self._job_duals = np.maximum(np.asarray(row_dual[:n], np.float64), 0.0)
         self._col_keys = self._col_status = self._col_cost = self._row_status = None
         self._pending = None
-        if inc is not None:
-            self._highs = inc.highs
         if inc is None or self.use_basis is False or (n + 1) * (n + 1) * max(g, 1) >= _KEY_LIMIT:
             return
         a, gpu = c.job_a[sel], c.gpu[sel]
@@ -466,7 +465,9 @@ def solve_priced(model: RoundModel, lp: LinearProgram, opts: SolveOptions, warm:
         inside = np.zeros(n + g, bool)
         inside[rows] = True
         sel = sel[inside[c.job_a[sel]] & inside[np.where(c.is_pair[sel], c.job_b[sel], c.job_a[sel])]]
-    reuse = None if warm is None else warm._take_highs()
+    # A round with a deadline gets a HiGHS object of its own: if it stops early, the last round's LP (and its
+    # basis, read only when used) stays for the next round, as without reuse.
+    reuse = None if warm is None or deadline is not None else warm._take_highs()
     try:
         out, sel, inc, rows = _price(model, lp, opts, cost, sel, col_start, row_start, deadline, rows, reuse)
     except SolverError:
@@ -483,6 +484,7 @@ def solve_priced(model: RoundModel, lp: LinearProgram, opts: SolveOptions, warm:
         col_dual[sel] = out.col_dual
     if warm is not None:
         warm._keep(model, row_dual, sel, None if warm.use_basis is False else inc, rows)
+        warm._highs = inc.highs
         warm.rounds += 1
         warm.seeded, warm.used_basis = seeded, used_basis and inc.started_from_basis
         warm.passes, warm.columns, warm.iterations = inc.passes, len(sel), inc.iterations
@@ -510,12 +512,14 @@ def _seed_rows(model: RoundModel, cost: np.ndarray, prices: np.ndarray, u: np.nd
     return np.concatenate([np.flatnonzero(jobs), n + np.arange(g)])
 
 
-def _sub_columns(a: Any, cols: np.ndarray, pos: np.ndarray | None = None, n_rows: int = 0) -> sp.csc_matrix:
+def _sub_columns(a: Any, cols: np.ndarray, pos: np.ndarray | None = None,
+                 n_rows: int | None = None) -> sp.csc_matrix:
     """``a[:, cols]`` of a CSC matrix, with row ``r`` renumbered ``pos[r]`` (``pos[r] < 0``: left out).
 
-    The same matrix as scipy's ``a[:, cols][rows]`` with ``pos[rows] = arange(len(rows))`` and ``n_rows =
-    len(rows)`` (entries of a column in their order in ``a``), without scipy's indexing machinery, which cost
-    more than HiGHS's own run on a long queue's restricted LPs.
+    With ``pos``, ``n_rows`` (the rows of the result) is required. The same matrix as scipy's
+    ``a[:, cols][rows]`` with ``pos[rows] = arange(len(rows))`` and ``n_rows = len(rows)`` (entries of a column
+    in their order in ``a``), without scipy's indexing machinery, which cost more than HiGHS's own run on a
+    long queue's restricted LPs.
     """
     cols = np.asarray(cols, np.int64)
     start = a.indptr[cols].astype(np.int64)
@@ -526,12 +530,15 @@ def _sub_columns(a: Any, cols: np.ndarray, pos: np.ndarray | None = None, n_rows
     if pos is None:
         n_rows = a.shape[0]
     else:
+        if n_rows is None:
+            raise ValueError("_sub_columns: n_rows is required with pos")
         indices = pos[indices]
         kept = indices >= 0
         if not kept.all():
             count = np.bincount(np.repeat(np.arange(len(cols)), count)[kept], minlength=len(cols))
             indices, data = indices[kept], data[kept]
     indptr = np.concatenate([[0], np.cumsum(count)])
+    # int32 indices, as HiGHS takes them (a restricted LP never nears 2**31 non-zeros)
     return sp.csc_matrix((data, indices.astype(np.int32), indptr.astype(np.int32)), shape=(n_rows, len(cols)))
 
 
@@ -552,7 +559,7 @@ def _price(model: RoundModel, lp: LinearProgram, opts: SolveOptions, cost: np.nd
     if rows is not None:
         pos = np.full(n_rows, -1, np.int64)
         pos[rows] = np.arange(len(rows))
-    sub = _sub_columns(a, sel, pos, 0 if rows is None else len(rows))
+    sub = _sub_columns(a, sel, pos, None if rows is None else len(rows))
     restricted = LinearProgram(cost[sel], sub, lp.row_lower if rows is None else lp.row_lower[rows],
                                lp.row_upper if rows is None else lp.row_upper[rows], lp.col_lower[sel],
                                lp.col_upper[sel], len(sel))

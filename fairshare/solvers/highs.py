@@ -290,7 +290,8 @@ class IncrementalLP:
         basis matrix) before its first iteration. Ignored if HiGHS refuses it.
     reuse : highspy.Highs, optional
         The ``highs`` of an earlier ``IncrementalLP`` that is no longer used: cleared and given back its default
-        options, then used for this LP (the same runs as a new object, without making one).
+        options, then used for this LP (the same runs as a new object, without making one; only HiGHS's run
+        clock goes on, which :meth:`run` allows for when it sets a deadline's time limit).
     """
 
     def __init__(self, lp: LinearProgram, *, threads: int | None = None, seed: int = 0, verbose: bool = False,
@@ -394,7 +395,8 @@ def _run_by(h: Any, threads: int | None, deadline: float | None) -> tuple[Any, f
     """``h.run()`` by ``deadline``: ``(run status, seconds)``, or None if the deadline passed before the run.
 
     The run uses the thread budget of :func:`scheduler`; HiGHS's time limit is what is left. HiGHS's clock
-    starts at ``run``, so time spent before (passing the model, pricing) is taken off here.
+    runs only inside its runs (and adds up over the runs of one object), so time spent outside them (passing
+    the model, pricing) is taken off here, and the limit is set from the clock's current reading.
     """
     with scheduler(threads) as pool_threads:
         if pool_threads is not None:
@@ -404,9 +406,17 @@ def _run_by(h: Any, threads: int | None, deadline: float | None) -> tuple[Any, f
             left = deadline - t0
             if left <= 0:
                 return None
-            h.setOptionValue("time_limit", left)
+            # HiGHS compares its limit with its own clock, which runs on over every run of an object (pricing
+            # passes, a reused object): the limit is that clock now plus the time left.
+            h.setOptionValue("time_limit", _run_time(h) + left)
         run_status = h.run()
         return run_status, time.perf_counter() - t0
+
+
+def _run_time(h: Any) -> float:
+    """Seconds on ``h``'s run clock (0 for a highspy without ``getRunTime``)."""
+    get = getattr(h, "getRunTime", None)
+    return float(get()) if get is not None else 0.0
 
 
 def _too_late() -> SolverOutcome:
