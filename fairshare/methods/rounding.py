@@ -105,7 +105,8 @@ def greedy_round(model: RoundModel, x_lp: np.ndarray) -> np.ndarray:
     free, cap = _room(model, x)
     cap_after = _take_together(model, head, x, free, cap) if len(head) else None
     if cap_after is None:
-        return _walk(model, np.lexsort((-density, -rounded)), x, free, cap)
+        order = np.lexsort((-density, -rounded))
+        return _walk(model, order[_viable(model, order, free, cap)], x, free, cap)
     rest = np.flatnonzero(_viable(model, np.arange(c.num), free, cap_after))
     return _walk(model, rest[np.lexsort((-density[rest], -rounded[rest]))], x, free, cap_after)
 
@@ -140,7 +141,7 @@ def greedy_take(model: RoundModel, order: np.ndarray, x0: np.ndarray, *, togethe
         cap_after = _take_together(model, order[:together], x, free, cap)
         if cap_after is not None:
             cap, order = cap_after, order[together:]
-    return _walk(model, order, x, free, cap)
+    return _walk(model, order[_viable(model, order, free, cap)], x, free, cap)
 
 
 def _room(model: RoundModel, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -182,9 +183,11 @@ def _viable(model: RoundModel, cols: np.ndarray, free: np.ndarray, cap: np.ndarr
 
 
 def _walk(model: RoundModel, order: np.ndarray, x: np.ndarray, free: np.ndarray, cap: np.ndarray) -> np.ndarray:
-    """Take, in ``order``, every column that still fits; ``x`` is updated and returned."""
+    """Take, in ``order``, every column that still fits; ``x`` is updated and returned.
+
+    ``order`` holds only columns that could be taken when the walk starts (:func:`_viable`).
+    """
     c = model.columns
-    order = order[_viable(model, order, free, cap)]
     ja, jb, gpu, size = c.job_a[order], c.job_b[order], c.gpu[order], c.size[order]
     free_l, cap_l = free.tolist(), cap.tolist()
     # Once every type has less room than the smallest column, or every job is placed, nothing more fits:

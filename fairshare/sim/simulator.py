@@ -757,12 +757,11 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
         # over the jobs after it (the same starts as trying every job in turn).
         if not waiting:
             continue
-        if least is None:
+        if least is None:  # ``waiting`` changed: its array and per-type minimum again
             w = np.array(waiting, dtype=np.int64)
             least = np.where(led.throughput[w] > 0, size[w][:, None], np.inf).min(axis=0)
         if not (free >= least).any():
             continue
-        w = np.array(waiting, dtype=np.int64)
         can, wsize = led.throughput[w] > 0, size[w][:, None]
         left = np.ones(len(w), dtype=bool)
         k = 0
@@ -770,11 +769,10 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
             hit = np.flatnonzero(np.any(can[k:] & (free[None, :] >= wsize[k:]), axis=1))
             if not len(hit):
                 break
-            k += int(hit[0])
-            i = waiting[k]
-            left[k] = False
-            k += 1
-            fits = (led.throughput[i] > 0) & (free >= size[i])
+            j = k + int(hit[0])
+            i, k = waiting[j], j + 1
+            left[j] = False
+            fits = can[j] & (free >= size[i])
             g = int(np.argmax(np.where(fits, led.throughput[i], -1.0)))
             tau = float(led.throughput[i, g])
             remaining = float(led.work[i] - led.done[i])

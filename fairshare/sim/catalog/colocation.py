@@ -173,7 +173,7 @@ def _capped_pairs(jobs: np.ndarray, tjob: np.ndarray, level: _TypeLevel, cap: in
     # an entry adds some exactly when both its types have room (a self entry: room for two endpoints and two
     # jobs), so an entry is switched off when one of its types runs out of room (a few dozen of a thousand
     # entries add candidates).
-    gg, tt, uu = level.entries
+    _, tt, uu = level.entries
     gl, tl, ul = level.lists
     room = (cap * n).tolist()
     nl = n.tolist()
