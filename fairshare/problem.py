@@ -131,6 +131,9 @@ class RoundProblem:
     priority: np.ndarray
     nodes: tuple[Node, ...]
     _job_index: dict[str, int] = field(init=False, repr=False, compare=False)
+    # ``(space, keys)`` from a caller that numbers its jobs across rounds (the simulator: ledger rows), so that
+    # a warm start matches two rounds' jobs by integers instead of by ids; ``None`` otherwise.
+    _job_keys: tuple[object, np.ndarray] | None = field(init=False, repr=False, compare=False)
 
     def __init__(self, gpu_types: Sequence[str], capacity: np.ndarray, job_ids: Sequence[str],
                  scale: np.ndarray, throughput: np.ndarray, weight: np.ndarray | None = None,
@@ -169,6 +172,7 @@ class RoundProblem:
                 seen.add(jid)
         set_(self, "job_ids", ids)
         set_(self, "_job_index", index)
+        set_(self, "_job_keys", None)
 
         raw = np.asarray(scale)
         check_shape(raw, (N,), "scale")
@@ -238,14 +242,17 @@ class RoundProblem:
     def _of_checked_arrays(cls, gpu_types: tuple[str, ...], capacity: np.ndarray, job_ids: tuple[str, ...],
                            scale: np.ndarray, throughput: np.ndarray, weight: np.ndarray, deficit: np.ndarray,
                            pair_jobs: np.ndarray, pair_gpu: np.ndarray, pair_throughput: np.ndarray,
-                           epsilon: float, fairness_weight: float) -> RoundProblem:
+                           epsilon: float, fairness_weight: float,
+                           job_keys: tuple[object, np.ndarray] | None = None) -> RoundProblem:
         """The round the constructor would build from these arguments, for a caller that guarantees them valid.
 
         For the simulator, whose rounds come from a trace, catalog and cluster checked before the first
         round, deficits from the deficit rule and candidates valid by construction: the per-entry checks of
         the constructor were a tenth of a long queue's round. The checks that depend on which jobs share the
         round still run (the weights' ratio, the deficits' range), with the constructor's errors; so does the
-        duplicate-id check, which building the id map does anyway. No nodes, priorities 1.
+        duplicate-id check, which building the id map does anyway. No nodes, priorities 1. ``job_keys``:
+        ``(space, keys)``, distinct integer keys of the jobs that identify them in every round built with the
+        same ``space`` object (a warm start then matches rounds by keys).
         """
         set_ = object.__setattr__
         self = object.__new__(cls)
@@ -266,6 +273,7 @@ class RoundProblem:
         set_(self, "capacity", readonly(np.array(capacity, dtype=np.int64)))
         set_(self, "job_ids", ids)
         set_(self, "_job_index", index)
+        set_(self, "_job_keys", job_keys)
         set_(self, "scale", readonly(s if part.any() else s.astype(np.int64)))
         set_(self, "weight", readonly(w))
         set_(self, "deficit", readonly(d))

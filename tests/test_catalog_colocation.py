@@ -243,3 +243,13 @@ def test_memo_gives_the_candidates_of_a_fresh_call(calls: list, k: int | None) -
                         candidates(CAT.alone, CAT.pair, m, s, g, k)):
             np.testing.assert_array_equal(a, b)
     assert set(memo) == {"last"}
+
+
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30), st.integers(0, 4)), max_size=60, unique=True))
+def test_sorted_by_is_lexsort_of_distinct_triples(triples: list[tuple[int, int, int]]) -> None:
+    from fairshare.sim.catalog.colocation import _sorted_by
+
+    t = np.array(triples, np.int64).reshape(-1, 3)
+    a, b, g = t[:, 0], t[:, 1], t[:, 2]
+    np.testing.assert_array_equal(_sorted_by(a, b, g, 31, 5), np.lexsort((g, b, a)))
+    np.testing.assert_array_equal(_sorted_by(a, b, g, 2 ** 30, 5), np.lexsort((g, b, a)))  # the lexsort path

@@ -111,3 +111,16 @@ def test_early_stop_on_loaded_and_light_rounds() -> None:
         assert x.sum() > 0
         used = np.bincount(model.columns.gpu, weights=model.columns.size * x, minlength=len(problem.capacity))
         assert np.all(used <= problem.capacity)
+
+
+def test_walk_reads_past_its_first_chunks() -> None:
+    # 400 jobs on 4,000 GPUs: every job fits, so the walk over a random order ends only when the last job is
+    # placed, far past the first chunks of the order it reads
+    model = build_model(random_round(400, seed=8, num_gpus=4000))
+    m = model.columns.num
+    order = np.random.default_rng(3).permutation(m)
+    x = greedy_take(model, order, np.zeros(m))
+    np.testing.assert_array_equal(x, _walk_all(model, order, np.zeros(m)))
+    position = np.empty(m, np.int64)
+    position[order] = np.arange(m)
+    assert position[x > 0.5].max() > 128 + 512

@@ -637,3 +637,47 @@ def test_warm_rounds_with_a_deadline_keep_the_last_lp() -> None:
     assert state._highs is kept and state._pending is pending
     copy = dataclasses.replace(state)
     assert copy._highs is None and copy._pending is None  # a copy never shares the HiGHS object
+
+
+# ---------------------------------------------------------------------------------------------- jobs matched by keys
+def _keyed(p: RoundProblem, space: object, key_of: dict[str, int]) -> RoundProblem:
+    """``p`` as the simulator builds its rounds: checked arrays, jobs numbered by ``key_of`` in ``space``."""
+    return RoundProblem._of_checked_arrays(
+        p.gpu_types, p.capacity, p.job_ids, p.scale, p.throughput, p.weight, p.deficit, p.pair_jobs, p.pair_gpu,
+        p.pair_throughput, p.epsilon, p.fairness_weight,
+        job_keys=(space, np.array([key_of[j] for j in p.job_ids], np.int64)))
+
+
+@given(st.lists(st.integers(0, 60), max_size=30, unique=True), st.lists(st.integers(0, 60), max_size=30, unique=True),
+       st.booleans())
+def test_matched_keys_is_a_lookup(old: list[int], new: list[int], sort_old: bool) -> None:
+    old_a = np.array(sorted(old) if sort_old else old, np.int64)
+    where = {k: i for i, k in enumerate(old_a.tolist())}
+    got = warm._matched_keys(old_a, np.array(new, np.int64))
+    assert got.tolist() == [where.get(k, -1) for k in new]
+
+
+def test_rounds_with_job_keys_match_jobs_as_ids_do() -> None:
+    problems = _rounds(120, 3, churn=10, seed=5)
+    ids = sorted({j for p in problems for j in p.job_ids})
+    rng = np.random.default_rng(0)
+    key_of = dict(zip(ids, rng.permutation(len(ids)).tolist()))  # keys in no particular order
+    space = object()
+    by_ids, by_keys = warm.WarmStart(), warm.WarmStart()
+    for p in problems:
+        plain, keyed = build_model(p), build_model(_keyed(p, space, key_of))
+        if not by_ids.empty:
+            want = by_ids._old_rows(plain)
+            got = by_keys._old_rows(keyed)
+            np.testing.assert_array_equal(got[0], want[0])
+            np.testing.assert_array_equal(got[1], want[1])
+            assert (want[0] >= 0).any() and (want[0] < 0).any()  # kept and new jobs both occur
+        with warm.use(by_ids):
+            a = fast.solve(plain, WARM)
+        with warm.use(by_keys):
+            b = fast.solve(keyed, WARM)
+        np.testing.assert_array_equal(a.x, b.x)
+    # keys of another space (another simulation) are not trusted: the ids decide
+    wrong = dict(zip(ids, range(len(ids))))
+    other = build_model(_keyed(problems[-1], object(), wrong))
+    np.testing.assert_array_equal(by_keys._old_rows(other)[0], by_ids._old_rows(build_model(problems[-1]))[0])

@@ -188,30 +188,36 @@ def _walk(model: RoundModel, order: np.ndarray, x: np.ndarray, free: np.ndarray,
     ``order`` holds only columns that could be taken when the walk starts (:func:`_viable`).
     """
     c = model.columns
-    ja, jb, gpu, size = c.job_a[order], c.job_b[order], c.gpu[order], c.size[order]
     free_l, cap_l = free.tolist(), cap.tolist()
     # Once every type has less room than the smallest column, or every job is placed, nothing more fits:
-    # stop there instead of walking the rest of ``order``.
+    # stop there instead of walking the rest of ``order``, which is read in growing chunks (the walk often
+    # stops long before its end, and turning all of it into Python lists cost more than the walk).
     smallest = c.size.min()
     open_types = sum(1 for room in cap_l if room >= smallest)
     unplaced = int(free.sum())
-    for k, a, b, g, s in zip(order.tolist(), ja.tolist(), jb.tolist(), gpu.tolist(), size.tolist()):
-        if open_types == 0 or unplaced == 0:
-            break
-        if cap_l[g] < s or not free_l[a]:
-            continue
-        if b >= 0:
-            if not free_l[b]:
+    at, chunk = 0, 128
+    while at < len(order) and open_types and unplaced:
+        part = order[at:at + chunk]
+        at += chunk
+        chunk *= 4
+        for k, a, b, g, s in zip(part.tolist(), c.job_a[part].tolist(), c.job_b[part].tolist(),
+                                 c.gpu[part].tolist(), c.size[part].tolist()):
+            if cap_l[g] < s or not free_l[a]:
                 continue
-            free_l[b] = False
+            if b >= 0:
+                if not free_l[b]:
+                    continue
+                free_l[b] = False
+                unplaced -= 1
+            free_l[a] = False
             unplaced -= 1
-        free_l[a] = False
-        unplaced -= 1
-        room = cap_l[g]
-        cap_l[g] = room - s
-        if room >= smallest > room - s:
-            open_types -= 1
-        x[k] = 1.0
+            room = cap_l[g]
+            cap_l[g] = room - s
+            if room >= smallest > room - s:
+                open_types -= 1
+            x[k] = 1.0
+            if open_types == 0 or unplaced == 0:
+                break
     return x
 
 

@@ -161,6 +161,7 @@ class WarmStart:
     job_rows: int = 0
     iterations: int = 0
     _jobs: Mapping[str, int] | None = field(default=None, repr=False)
+    _job_keys: tuple[object, np.ndarray] | None = field(default=None, repr=False)  # the round's job keys, if any
     _types: tuple[str, ...] = field(default=(), repr=False)
     _prices: np.ndarray | None = field(default=None, repr=False)
     _job_duals: np.ndarray | None = field(default=None, repr=False)  # of the previous round's job rows
@@ -185,6 +186,7 @@ class WarmStart:
     def reset(self) -> None:
         """Forget the previous round (the next one starts cold)."""
         self._jobs, self._types, self._prices, self._job_duals = None, (), None, None
+        self._job_keys = None
         self._col_keys = self._col_status = self._col_cost = self._row_status = None
         self._pending = self._highs = None
 
@@ -225,7 +227,11 @@ class WarmStart:
         """Row of each job and type in the previous round (-1: new)."""
         jobs = self._jobs or {}
         ids = model.problem.job_ids
-        old_job = np.fromiter(map(jobs.get, ids, itertools.repeat(-1)), np.int64, len(ids))
+        keys = model.problem._job_keys
+        if keys is not None and self._job_keys is not None and keys[0] is self._job_keys[0]:
+            old_job = _matched_keys(self._job_keys[1], keys[1])  # the same jobs as matching ids, without a dict
+        else:
+            old_job = np.fromiter(map(jobs.get, ids, itertools.repeat(-1)), np.int64, len(ids))
         old = {g: i for i, g in enumerate(self._types)}
         old_type = np.array([old.get(g, -1) for g in model.problem.gpu_types], np.int64)
         return old_job, old_type
@@ -287,6 +293,7 @@ class WarmStart:
         p, c = model.problem, model.columns
         n, g = p.num_jobs, len(p.gpu_types)
         self._jobs = p.job_positions
+        self._job_keys = p._job_keys
         self._types = tuple(p.gpu_types)
         self._prices = np.maximum(np.asarray(row_dual[n:], np.float64), 0.0)
         self._job_duals = np.maximum(np.asarray(row_dual[:n], np.float64), 0.0)
@@ -368,6 +375,17 @@ class WarmCache:
             self._lock.release()
 
 
+def _matched_keys(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """Position of each of ``new`` in ``old`` (-1: absent); the keys of each array are distinct integers."""
+    if not len(old):
+        return np.full(len(new), -1, np.int64)
+    order = None if bool((old[1:] > old[:-1]).all()) else np.argsort(old)
+    s = old if order is None else old[order]
+    i = np.minimum(np.searchsorted(s, new), len(s) - 1)
+    at = i if order is None else order[i]
+    return np.where(s[i] == new, at, -1).astype(np.int64)
+
+
 def reduced_costs(model: RoundModel, cost: np.ndarray, row_dual: np.ndarray) -> np.ndarray:
     """``d_c = v_c - u_a(c) - u_b(c) - size_c y_g(c)`` for every column, at row duals ``(u, y)``.
 
@@ -403,11 +421,14 @@ def _seed_columns(model: RoundModel, cost: np.ndarray, prices: np.ndarray, extra
     col = np.concatenate([np.arange(c.num), pairs])
     keep = np.zeros(c.num, bool)
     if len(col):
-        by_owner = np.argsort(owner, kind="stable")  # within a job: columns in their order
+        # within a job: columns in their order (a stable sort of 16-bit keys is a radix sort, 3-4 times faster)
+        key = owner.astype(np.int16) if model.problem.num_jobs <= np.iinfo(np.int16).max else owner
+        by_owner = np.argsort(key, kind="stable")
         owner, col = owner[by_owner], col[by_owner]
         s = score[col]
-        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-        group = np.cumsum(np.r_[False, owner[1:] != owner[:-1]])
+        step = owner[1:] != owner[:-1]
+        starts = np.concatenate([[0], np.flatnonzero(step) + 1])
+        group = np.concatenate([[0], np.cumsum(step)])
         for _ in range(SEED_COLUMNS):
             best = np.maximum.reduceat(s, starts)
             at_best = np.flatnonzero(s == best[group])

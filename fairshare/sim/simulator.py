@@ -857,6 +857,8 @@ class _Ledger:
     ideal: np.ndarray  # iterations / fastest alone throughput on the cluster, s
     metadata: tuple[dict[str, str], ...]
     id_array: np.ndarray  # ids as an object array, to take the active jobs' ids in one step
+    # The rounds' problems name their jobs by ledger row in this key space (the warm start matches rounds by it)
+    key_space: object = field(default_factory=object, compare=False, repr=False)
 
     @classmethod
     def of(cls, trace: Trace, cat: Catalog, gpus: dict[str, int]) -> _Ledger:
@@ -913,7 +915,7 @@ class _Ledger:
             gpu_types=tuple(gpus), capacity=np.array(list(gpus.values()), dtype=np.int64),
             job_ids=tuple(self.id_array[act].tolist()), scale=self.scale[act], throughput=self.throughput[act],
             weight=self.weight[act], deficit=self.deficit[act], pair_jobs=pj, pair_gpu=pg, pair_throughput=pt,
-            epsilon=cfg.epsilon, fairness_weight=cfg.fairness_weight)
+            epsilon=cfg.epsilon, fairness_weight=cfg.fairness_weight, job_keys=(self.key_space, act))
 
     def round_state(self, model: RoundModel, act: np.ndarray, start: float, cfg: SimConfig) -> RoundState:
         """What the policy sees of the round."""

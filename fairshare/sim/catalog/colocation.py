@@ -167,7 +167,7 @@ def _capped_pairs(jobs: np.ndarray, tjob: np.ndarray, level: _TypeLevel, cap: in
     ptp = level.ptp
     T = ptp.shape[1]
     n = np.bincount(tjob, minlength=T)
-    order = jobs[np.lexsort((jobs, tjob))]                          # jobs grouped by type, index order
+    order = jobs[np.argsort(tjob.astype(np.int64) * (int(jobs.max()) + 1) + jobs)] if len(jobs) else jobs  # by type
     start = np.concatenate([[0], np.cumsum(n)[:-1]])
     # The greedy over the entries in score order, jumping from one entry that adds candidates to the next:
     # an entry adds some exactly when both its types have room (a self entry: room for two endpoints and two
@@ -210,57 +210,67 @@ def _capped_pairs(jobs: np.ndarray, tjob: np.ndarray, level: _TypeLevel, cap: in
                 alive[a_entries[a_start[x]:a_start[x + 1]]] = False
             elif room[x] == 1:
                 alive[s_entries[s_start[x]:s_start[x + 1]]] = False
-    parts_a: list[np.ndarray] = []
-    parts_b: list[np.ndarray] = []
-    parts_g: list[np.ndarray] = []
-    parts_ta: list[np.ndarray] = []
-    parts_tb: list[np.ndarray] = []
-    if cross:
-        ck, ct, cu, ce, cpa, cpb = (np.array(c, dtype=np.int64) for c in zip(*cross, strict=True))
-        na, nb = n[ct], n[cu]
-        blk = np.repeat(np.arange(len(ce)), ce)
-        j = np.arange(blk.size) - np.repeat(np.cumsum(ce) - ce, ce)
-        base, extra = (ce // na)[blk], (ce % na)[blk]
-        head = extra * (base + 1)
-        v = np.where(j < head, j // (base + 1), extra + (j - head) // np.maximum(base, 1))
-        ra = (cpa[blk] % na[blk] + v) % na[blk]
-        rb = (cpb[blk] % nb[blk] + j) % nb[blk]
-        parts_a.append(order[start[ct][blk] + ra])
-        parts_b.append(order[start[cu][blk] + rb])
-        parts_g.append(ck[blk])
-        tp = ptp[ck, ct, cu][blk]
-        parts_ta.append(tp[:, 0])
-        parts_tb.append(tp[:, 1])
+    # Every candidate is (entry's type t, rank r) with (type u, rank q): cross entries first, then self ones.
+    segs: list[tuple[int, int, int, int, int, int, int]] = []    # self runs: (g, t, r0, count, d, n_t, -)
     for k, t, e, used0 in selfs:
-        nt = int(n[t])
+        nt = nl[t]
         c, rest = divmod(e, nt)
         half = bool(rest) and 2 * rest != nt and c == (nt - 1) // 2    # every distance < n/2 is needed:
         if half:                                                    # take the n/2 "diameters" whole and
             c, rest = c - 1, rest + nt // 2                         # a longer partial layer
         far = min(rest, nt - rest) if rest else 0                   # ring distance of the partial layer
-        dist = np.array([d for d in range(1, (nt - 1) // 2 + 1) if d != far][:c], dtype=np.int64)
-        rs = [np.tile(np.arange(nt), c)]                            # full classes: cycles (r, r + d)
-        ds = [np.repeat(dist, nt)]
+        d = 0
+        for _ in range(c):                                          # full classes: cycles (r, r + d) over
+            d += 1 + (d + 1 == far)                                 # the distances 1, 2, ... but ``far``
+            if d > (nt - 1) // 2:
+                break
+            segs.append((k, t, 0, nt, d, nt, 0))
         if half:
-            rs.append(np.arange(nt // 2))
-            ds.append(np.full(nt // 2, nt // 2))
-        rs.append((used0 + np.arange(rest)) % nt)                   # partial layer: (x, x + rest) for x in
-        ds.append(np.full(rest, rest))                              # the round-robin run from used0
-        r, d = np.concatenate(rs), np.concatenate(ds)
-        members = order[start[t]:start[t] + nt]
-        a, b = members[r], members[(r + d) % nt]
-        parts_a.append(np.minimum(a, b))                           # self-pair: the lower index gets T[a|b]
-        parts_b.append(np.maximum(a, b))
-        parts_g.append(np.full(r.size, k, np.int64))
-        parts_ta.append(np.full(r.size, ptp[k, t, t, 0]))
-        parts_tb.append(np.full(r.size, ptp[k, t, t, 1]))
-    if not parts_a:
+            segs.append((k, t, 0, nt // 2, nt // 2, nt, 0))
+        if rest:                                                    # partial layer: (x, x + rest) for x in
+            segs.append((k, t, used0, rest, rest, nt, 0))           # the round-robin run from used0
+    if not cross and not segs:
         return np.zeros((0, 2), np.int64), np.zeros(0, np.int64), np.zeros((0, 2))
-    a, b, gk = np.concatenate(parts_a), np.concatenate(parts_b), np.concatenate(parts_g)
-    ta, tb = np.concatenate(parts_ta), np.concatenate(parts_tb)
+    ck, ct, cu, ce, cpa, cpb = (np.array(c, dtype=np.int64).reshape(-1) for c in zip(*cross, strict=True)) \
+        if cross else (np.zeros(0, np.int64),) * 6
+    sk, st, sr0, sc, sd, sn, _ = (np.array(c, dtype=np.int64).reshape(-1) for c in zip(*segs, strict=True)) \
+        if segs else (np.zeros(0, np.int64),) * 7
+    # cross entries: E endpoints on each side, t's grouped by job, u's in round-robin order
+    na, nb = n[ct], n[cu]
+    blk = np.repeat(np.arange(len(ce)), ce)
+    j = np.arange(blk.size) - np.repeat(np.cumsum(ce) - ce, ce)
+    base, extra = (ce // na)[blk], (ce % na)[blk]
+    head = extra * (base + 1)
+    v = np.where(j < head, j // (base + 1), extra + (j - head) // np.maximum(base, 1))
+    ra = (cpa[blk] % na[blk] + v) % na[blk]
+    rb = (cpb[blk] % nb[blk] + j) % nb[blk]
+    # self runs: ranks (r0 + i) % n_t, i < count, each with the rank d further on the ring
+    sblk = np.repeat(np.arange(len(sc)), sc)
+    i = np.arange(sblk.size) - np.repeat(np.cumsum(sc) - sc, sc)
+    nts = sn[sblk]
+    r = (sr0[sblk] + i) % nts
+    q = (r + sd[sblk]) % nts
+    a = np.concatenate([order[start[ct][blk] + ra], order[start[st][sblk] + r]])
+    b = np.concatenate([order[start[cu][blk] + rb], order[start[st][sblk] + q]])
+    gk = np.concatenate([ck[blk], sk[sblk]])
+    tp = np.concatenate([ptp[ck, ct, cu][blk], ptp[sk, st, st][sblk]])
+    # A candidate lists its lower index first; a cross candidate's throughputs follow its jobs, a self-pair's
+    # (two jobs of one type) stay in the type pair's order: the lower index gets the first.
     swap = a > b
-    a, b = np.where(swap, b, a), np.where(swap, a, b)
-    ta, tb = np.where(swap, tb, ta), np.where(swap, ta, tb)
-    srt = np.lexsort((gk, b, a))
-    return (np.stack([a[srt], b[srt]], axis=1).astype(np.int64), gk[srt].astype(np.int64),
-            np.stack([ta[srt], tb[srt]], axis=1).astype(np.float64))
+    lo, hi = np.where(swap, b, a), np.where(swap, a, b)
+    swap[len(blk):] = False
+    tp[swap] = tp[swap][:, ::-1]
+    srt = _sorted_by(lo, hi, gk, int(hi.max()) + 1 if hi.size else 1, int(ptp.shape[0]))
+    return (np.stack([lo[srt], hi[srt]], axis=1).astype(np.int64), gk[srt].astype(np.int64),
+            np.ascontiguousarray(tp[srt], dtype=np.float64))
+
+
+def _sorted_by(a: np.ndarray, b: np.ndarray, g: np.ndarray, n: int, n_g: int) -> np.ndarray:
+    """The order that sorts distinct triples ``(a, b, g)`` (``0 <= a, b < n``, ``0 <= g < n_g``) lexicographically.
+
+    One sort of the combined key ``(a n + b) n_g + g`` (a few times faster than ``lexsort`` of three keys),
+    which is the same order because the triples are distinct; ``lexsort`` if the key could overflow.
+    """
+    if n * n * max(n_g, 1) >= 2 ** 62:
+        return np.lexsort((g, b, a))
+    return np.argsort((a.astype(np.int64) * n + b) * n_g + g)
