@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
+from fairshare._arrays import row_max
 from fairshare.fair_share import FairShare, fair_share, next_deficit
 from fairshare.problem import RoundProblem
 
@@ -364,7 +365,7 @@ def build_model(problem: RoundProblem) -> RoundModel:
     fs = fair_share(problem)
     c = build_columns(problem)
     n = problem.num_jobs
-    tmax = np.where(problem.runnable, problem.throughput, 0.0).max(axis=1) if n else np.zeros(0)
+    tmax = row_max(np.where(problem.runnable, problem.throughput, 0.0)) if n else np.zeros(0)
     w = problem.normalized_weight
     need = problem.need
     lam = problem.fairness_weight

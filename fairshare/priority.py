@@ -40,6 +40,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from fairshare._arrays import row_max
 from fairshare._validate import check_array, check_shape, is_real
 from fairshare.errors import InvalidInputError
 from fairshare.fair_share import fair_share
@@ -144,7 +145,8 @@ class Remaining(_Relative):
     def priorities(self, problem: RoundProblem, state: JobState) -> np.ndarray:
         """``clip((median R / R_j) ** exponent)`` with ``R_j`` the best-GPU seconds left."""
         s = state.checked(problem.num_jobs)
-        tmax = np.where(problem.runnable, problem.throughput, 0.0).max(axis=1) if problem.num_jobs else np.zeros(0)
+        tmax = (row_max(np.where(problem.runnable, problem.throughput, 0.0)) if problem.num_jobs
+                else np.zeros(0))
         with np.errstate(divide="ignore", invalid="ignore"):
             left = s.remaining_iterations / tmax
         return _relative(left, np.isfinite(s.remaining_iterations), self.exponent, self.clip, invert=True)

@@ -665,11 +665,12 @@ class _LateStarts:
 
 
 def _plan_holds(plan: _Plan, jobs: _JobState, out: RoundOutcome, size: np.ndarray,
-                end: float) -> list[tuple[float, int, float, tuple[int, ...]]]:
-    """``(release time, type, GPUs, trace positions)`` of each placement of the plan, in trace order.
+                end: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(release time, type, GPUs, first member, second member)`` of each placement of the plan, in trace order.
 
     A placement holds its GPUs from the round's start until its last member stops (``end`` if it did not
-    finish); a pair is listed once, at its first member.
+    finish); a pair is listed once, at its first member. Members are trace positions; the second member of a
+    job alone is -1.
     """
     placed = out.placed
     stop = np.where(out.finished, out.end, end)
@@ -681,10 +682,9 @@ def _plan_holds(plan: _Plan, jobs: _JobState, out: RoundOutcome, size: np.ndarra
     k, p, paired = k[first], p[first], paired[first]
     q = np.where(paired, p, k)
     rk, rq = jobs.index[k], jobs.index[q]
-    release = np.maximum(stop[k], stop[q]).tolist()
-    gpus = np.maximum(size[rk], size[rq]).astype(np.float64).tolist()
-    members = [(a, b) if two else (a,) for a, b, two in zip(rk.tolist(), rq.tolist(), paired.tolist())]
-    return list(zip(release, out.key[k, 0].tolist(), gpus, members))
+    release = np.maximum(stop[k], stop[q])
+    gpus = np.maximum(size[rk], size[rq]).astype(np.float64)
+    return release, out.key[k, 0].astype(np.int64), gpus, rk, np.where(paired, rq, -1)
 
 
 def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcome, cfg: SimConfig,
@@ -709,22 +709,23 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
     end = t0 + cfg.round_length
     names = tuple(gpus)
     free = np.array(list(gpus.values()), dtype=np.float64)
-    releases: list[tuple[float, int, float]] = []
-    for stop, g, n, members in _plan_holds(plan, jobs, out, size, end):
-        free[g] -= n
-        if stop < end:
-            releases.append((stop, g, n))
-        if log is not None:
-            log.append(GpuHold(tuple(led.ids[i] for i in members), names[g], n, t0, stop))
+    release, types, held, first, second = _plan_holds(plan, jobs, out, size, end)
+    np.subtract.at(free, types, held)  # one placement after the other, as a loop would
+    early = release < end
+    releases = list(zip(release[early].tolist(), types[early].tolist(), held[early].tolist()))
+    if log is not None:
+        for stop, g, n, a, b in zip(release.tolist(), types.tolist(), held.tolist(), first.tolist(),
+                                    second.tolist()):
+            log.append(GpuHold((led.ids[a],) if b < 0 else (led.ids[a], led.ids[b]), names[g], n, t0, stop))
     if cfg.starts != "idle":
         return out, None
     heapq.heapify(releases)
     n_act = len(jobs.index)
-    w0 = jobs.index[~out.placed]
-    waiting = w0[np.lexsort((w0, led.arrival[w0]))].tolist()  # by arrival, ties in trace order
+    w0 = jobs.index[~out.placed]  # in trace order
+    waiting = w0[np.argsort(led.arrival[w0], kind="stable")].tolist()  # by arrival, ties in trace order
     # the round's jobs (rows 0..n_act-1), then the arrivals: when each leaves (inf: not before the round ends)
     present_ids = np.concatenate([jobs.index, np.asarray(arriving, dtype=np.int64)])
-    row_of = dict(zip(present_ids.tolist(), range(len(present_ids))))
+    row_of: dict[int, int] = {}  # row of each present job, built when first needed (a start)
     gone_at = np.concatenate([np.where(out.finished, out.end, math.inf), np.full(len(arriving), math.inf)])
     capacity = np.array(list(gpus.values()), dtype=np.int64)
     started: dict[int, tuple[int, float, float, float, bool, float]] = {}  # i: (type, at, run s, done, fin, stop)
@@ -785,6 +786,8 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
             started[i] = (g, now, run, remaining if finished else tau * run, finished, stop)
             free[g] -= size[i]
             if finished:
+                if not row_of:
+                    row_of.update(zip(present_ids.tolist(), range(len(present_ids))))
                 gone_at[row_of[i]] = stop
                 if stop < end:
                     heapq.heappush(releases, (stop, g, float(size[i])))
@@ -795,6 +798,8 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
     busy = out.busy_gpu_seconds
     for i, (_, at, _, _, _, stop) in started.items():  # in order of start: reproducible to the last bit
         busy += float(led.scale[i]) * (stop - at)
+    if started and not row_of:
+        row_of.update(zip(present_ids.tolist(), range(len(present_ids))))
     mine = [(row_of[i], v) for i, v in started.items() if row_of[i] < n_act]
     if mine:
         ks = np.array([k for k, _ in mine], dtype=np.int64)
@@ -809,7 +814,7 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
                                        (done[ks] / cfg.round_length) / out.fair_throughput[ks])
         out = replace(out, placed=placed, finished=finished, end=end_, done=done, run_seconds=run_s, key=key,
                       life=life, deficit=deficit, busy_gpu_seconds=busy)
-    else:
+    elif started:  # only jobs that arrived inside the round started
         out = replace(out, busy_gpu_seconds=busy)
     n = len(arriving)
     late = _LateStarts(index=np.asarray(arriving, dtype=np.int64), gpu=np.full(n, -1, np.int64),
@@ -1118,7 +1123,8 @@ def simulate(
     pairs = _PairCache(cat, led, tuple(gpus), cfg)
     n_all, capacity = len(led.ids), sum(gpus.values())
     order = np.argsort(led.arrival, kind="stable")
-    active: list[int] = []
+    active = np.zeros(n_all, bool)                          # by ledger row
+    n_active = 0
     nxt = n_finished = 0
     t = t0 = float(led.arrival[order[0]]) if n_all else 0.0
     binding: Binding | None = None                           # the last round's, with nodes
@@ -1134,13 +1140,14 @@ def simulate(
             break
         while nxt < n_all and led.arrival[order[nxt]] <= t:
             if np.isnan(led.finish[order[nxt]]):  # not already finished between rounds
-                active.append(int(order[nxt]))
+                active[order[nxt]] = True
+                n_active += 1
             nxt += 1
-        if not active:
+        if not n_active:
             t = float(led.arrival[order[nxt]])
             continue
         t_round = time.perf_counter()
-        act = np.array(sorted(active), dtype=np.int64)  # trace order: deterministic tie-breaking
+        act = np.flatnonzero(active)  # trace order: deterministic tie-breaking
         jobs = led.jobs(act, t)
         t_pol = time.perf_counter()
         model = build_model(led.problem(act, gpus, pairs.get(act), cfg))
@@ -1166,14 +1173,14 @@ def simulate(
         if watched is not None and watch_left is not None:
             watch_left -= int(watched[gone].sum())
         if len(gone):
-            left = set(gone.tolist())
-            active = [i for i in active if i not in left]
+            n_active -= int(active[gone].sum())  # jobs that started and ended between rounds were not active
+            active[gone] = False
         rounds.append(_round_record(len(rounds), jobs, alloc, out, capacity, cfg, solver_s, binding if nodes else None))
         t += cfg.round_length
         spent = time.perf_counter() - t_round
         per_round = spent if len(rounds) == 1 else 0.9 * per_round + 0.1 * spent
         if bar.due():
-            bar.update(*_progress(led, t, t0, capacity, cfg, per_round, len(rounds), len(active), n_finished))
+            bar.update(*_progress(led, t, t0, capacity, cfg, per_round, len(rounds), n_active, n_finished))
     bar.close(f"({len(rounds)} rounds, simulated {(t - t0) / 3600:.1f} h)")
     return SimulationResult(name or str(getattr(pol, "name", policy)), led.records(t), tuple(rounds), cfg,
                             time.perf_counter() - t_wall, gpus, dict(policy_options or {}),
