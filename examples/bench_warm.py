@@ -124,11 +124,7 @@ def run(problems: list[RoundProblem], repeats: int = 1) -> dict[str, Runs]:
 
 
 def _copy_state(state: warm.WarmStart) -> warm.WarmStart:
-    new = warm.WarmStart(use_basis=state.use_basis)
-    for name in ("rounds", "_jobs", "_types", "_prices", "_job_duals", "_col_keys", "_col_status", "_col_cost",
-                 "_row_status", "_pending"):
-        setattr(new, name, getattr(state, name))
-    return new
+    return state._copy()
 
 
 def summarise(runs: dict[str, Runs], skip_first: bool = True) -> list[dict[str, object]]:

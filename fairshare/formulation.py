@@ -33,7 +33,7 @@ Both are built as sparse matrices in one pass over numpy arrays (no Python loop 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -174,6 +174,9 @@ class RoundModel:
     value: np.ndarray
     obj_null: float
     eff_priority: np.ndarray
+    # What the columns' values take from the round apart from the priorities, kept by build_model so that
+    # with_priority computes only the part that changes; None for a model made otherwise.
+    _value_parts: _ValueParts | None = field(default=None, repr=False, compare=False)
 
     # -------------------------------------------------------------- evaluation of a (fractional) placement
     def with_priority(self, priority: np.ndarray) -> RoundModel:
@@ -188,9 +191,12 @@ class RoundModel:
         p = self.problem.with_priority(priority)
         if p.num_jobs == 0:
             return replace(self, problem=p)
-        _eff, eff_pi, value = _column_values(p, self.columns, self.tmax, self.weight, self.need, self.rho_a,
-                                             self.rho_b)
-        return replace(self, problem=p, value=value, eff_priority=eff_pi)
+        parts = self._value_parts
+        if parts is not None and not parts.came_from(self):
+            parts = None  # a model whose arrays were replaced: its values from its own arrays
+        _eff, eff_pi, value, parts = _column_values(p, self.columns, self.tmax, self.weight, self.need, self.rho_a,
+                                                    self.rho_b, parts)
+        return replace(self, problem=p, value=value, eff_priority=eff_pi, _value_parts=parts)
 
     def job_throughput(self, x: np.ndarray) -> np.ndarray:
         """``tau_j`` for column shares ``x`` (binary or fractional)."""
@@ -374,33 +380,61 @@ def build_model(problem: RoundProblem) -> RoundModel:
     tfair = fs.throughput
     rho_a = c.tput_a / tfair[c.job_a] if n else np.zeros(0)
     rho_b = np.where(pair, c.tput_b / tfair[jb], 0.0) if n else np.zeros(0)
+    parts = None
     if n:
-        eff, eff_pi, value = _column_values(problem, c, tmax, w, need, rho_a, rho_b)
+        eff, eff_pi, value, parts = _column_values(problem, c, tmax, w, need, rho_a, rho_b)
     else:
         eff, eff_pi, value = np.zeros(0), np.zeros(0), np.zeros(0)
     obj_null = float(-lam * (w * need).sum()) if n else 0.0
     for a in (tmax, eff, eff_pi, rho_a, rho_b, value):
         a.setflags(write=False)
-    return RoundModel(problem, fs, c, tmax, w, need, eff, rho_a, rho_b, value, obj_null, eff_pi)
+    return RoundModel(problem, fs, c, tmax, w, need, eff, rho_a, rho_b, value, obj_null, eff_pi, parts)
+
+
+@dataclass(frozen=True, slots=True)
+class _ValueParts:
+    """The priority-free terms of the columns' values (:func:`_column_values`) and the arrays they came from."""
+
+    inputs: tuple[object, ...]  # (columns, tmax, weight, need, rho_a, rho_b, scale), fairness weight
+    fairness_weight: float
+    eff_a: np.ndarray
+    eff_b: np.ndarray
+    fair_a: np.ndarray
+    fair_b: np.ndarray
+
+    def came_from(self, model: RoundModel) -> bool:
+        """``model`` has the very arrays (and fairness weight) these terms were computed from."""
+        now = (model.columns, model.tmax, model.weight, model.need, model.rho_a, model.rho_b, model.problem.scale)
+        return (all(a is b for a, b in zip(self.inputs, now, strict=True))
+                and self.fairness_weight == model.problem.fairness_weight)
 
 
 def _column_values(problem: RoundProblem, c: Columns, tmax: np.ndarray, w: np.ndarray, need: np.ndarray,
-                   rho_a: np.ndarray, rho_b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(eff, eff_priority, value)`` of the columns: the only coefficients that depend on the priorities.
+                   rho_a: np.ndarray, rho_b: np.ndarray, parts: _ValueParts | None = None,
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, _ValueParts]:
+    """``(eff, eff_priority, value, parts)`` of the columns: the only coefficients that depend on the priorities.
 
     ``value_c = sum over the column's jobs of pi_j * e_j + lambda * w_j * min(rho_j, need_j)``, with
     ``e_j = scale_j * throughput / tmax_j`` (a request counts as given, though its column may be a rounded
-    share). Read-only arrays of a column each.
+    share). Read-only arrays of a column each. ``parts``: the terms without priorities from an earlier call
+    on the same arrays (computed again when ``None``); returned for the next call.
     """
     pair = c.is_pair
     jb = np.where(pair, c.job_b, 0)
-    s, pi, lam = problem.scale, problem.priority, problem.fairness_weight
-    eff_a = s[c.job_a] * c.tput_a / tmax[c.job_a]
-    eff_b = np.where(pair, s[jb] * c.tput_b / tmax[jb], 0.0)
-    eff_pi = pi[c.job_a] * eff_a + np.where(pair, pi[jb] * eff_b, 0.0)
-    value = pi[c.job_a] * eff_a + lam * w[c.job_a] * np.minimum(rho_a, need[c.job_a])
-    value = value + np.where(pair, pi[jb] * eff_b + lam * w[jb] * np.minimum(rho_b, need[jb]), 0.0)
+    pi = problem.priority
+    if parts is None:
+        s, lam = problem.scale, problem.fairness_weight
+        eff_a = s[c.job_a] * c.tput_a / tmax[c.job_a]
+        eff_b = np.where(pair, s[jb] * c.tput_b / tmax[jb], 0.0)
+        fair_a = lam * w[c.job_a] * np.minimum(rho_a, need[c.job_a])
+        fair_b = lam * w[jb] * np.minimum(rho_b, need[jb])
+        parts = _ValueParts((c, tmax, w, need, rho_a, rho_b, s), lam, eff_a, eff_b, fair_a, fair_b)
+    eff_a, eff_b = parts.eff_a, parts.eff_b
+    pi_eff_a, pi_eff_b = pi[c.job_a] * eff_a, pi[jb] * eff_b
+    eff_pi = pi_eff_a + np.where(pair, pi_eff_b, 0.0)
+    value = pi_eff_a + parts.fair_a
+    value = value + np.where(pair, pi_eff_b + parts.fair_b, 0.0)
     eff = eff_a + eff_b
     for a in (eff, eff_pi, value):
         a.setflags(write=False)
-    return eff, eff_pi, value
+    return eff, eff_pi, value, parts

@@ -130,7 +130,7 @@ class RoundProblem:
     fairness_weight: float
     priority: np.ndarray
     nodes: tuple[Node, ...]
-    _job_index: dict[str, int] = field(init=False, repr=False, compare=False)
+    _job_index: dict[str, int] | None = field(init=False, repr=False, compare=False)  # built when first read
     # ``(space, keys)`` from a caller that numbers its jobs across rounds (the simulator: ledger rows), so that
     # a warm start matches two rounds' jobs by integers instead of by ids; ``None`` otherwise.
     _job_keys: tuple[object, np.ndarray] | None = field(init=False, repr=False, compare=False)
@@ -252,16 +252,19 @@ class RoundProblem:
         round still run (the weights' ratio, the deficits' range), with the constructor's errors; so does the
         duplicate-id check, which building the id map does anyway. No nodes, priorities 1. ``job_keys``:
         ``(space, keys)``, distinct integer keys of the jobs that identify them in every round built with the
-        same ``space`` object (a warm start then matches rounds by keys).
+        same ``space`` object (a warm start then matches rounds by keys); with them, the ids are the caller's
+        guarantee to be distinct too, and the id map is built only if read.
         """
         set_ = object.__setattr__
         self = object.__new__(cls)
         N = len(job_ids)
         ids = tuple(job_ids)  # str ids (the caller's guarantee; the constructor converts with str)
-        index = dict(zip(ids, range(N)))
+        # With keys, the caller guarantees distinct ids too (the simulator's come from a checked trace): the
+        # id map is built when first read, which a simulated round never does.
+        index = None if job_keys is not None else dict(zip(ids, range(N)))
         w = np.asarray(weight, dtype=np.float64)
         d = np.asarray(deficit, dtype=np.float64)
-        if len(index) < N or (N and not (0 < float(w.min()) and np.isfinite(w.max())
+        if (index is not None and len(index) < N) or (N and not (0 < float(w.min()) and np.isfinite(w.max())
                                          and float(w.max()) <= MAX_WEIGHT_RATIO * float(w.min())
                                          and 0 <= float(d.min()) and float(d.max()) <= MAX_VALUE)):
             return cls(gpu_types=gpu_types, capacity=capacity, job_ids=job_ids, scale=scale, throughput=throughput,
@@ -412,14 +415,21 @@ class RoundProblem:
         """``need_j = (1 - epsilon) + D_j``: progress a job must get to have no shortfall."""
         return (1.0 - self.epsilon) + self.deficit
 
+    def _index(self) -> dict[str, int]:
+        index = self._job_index
+        if index is None:
+            index = dict(zip(self.job_ids, range(len(self.job_ids))))
+            object.__setattr__(self, "_job_index", index)
+        return index
+
     def job_index(self, job_id: str) -> int:
         """Row of ``job_id``; raises ``KeyError`` if unknown."""
-        return self._job_index[job_id]
+        return self._index()[job_id]
 
     @property
     def job_positions(self) -> Mapping[str, int]:
         """Row of every job id, as a read-only mapping (the one :meth:`job_index` reads)."""
-        return MappingProxyType(self._job_index)
+        return MappingProxyType(self._index())
 
     def replace(self, **changes: Any) -> RoundProblem:
         """A copy with some fields replaced (validated again)."""

@@ -219,6 +219,24 @@ def test_setting_priorities_on_a_built_model_equals_building_it_again(p: RoundPr
     assert not fast.value.flags.writeable and not fast.problem.priority.flags.writeable
 
 
+@given(round_problems(), st.data())
+def test_priorities_set_twice_and_on_replaced_arrays(p: RoundProblem, data) -> None:
+    import dataclasses
+
+    from fairshare.formulation import _column_values
+
+    draw = st.lists(st.floats(0.0, 1e3), min_size=p.num_jobs, max_size=p.num_jobs)
+    pi1, pi2 = np.array(data.draw(draw)), np.array(data.draw(draw))
+    # the second call reuses the priority-free terms kept by the first
+    twice = build_model(p).with_priority(pi1).with_priority(pi2)
+    assert np.array_equal(twice.value, build_model(p.replace(priority=pi2)).value)
+    # a model whose needs were replaced gets values from its own needs, not the terms kept for the old ones
+    m = build_model(p)
+    bigger = dataclasses.replace(m, need=m.need + 10.0)
+    want = _column_values(p.with_priority(pi1), m.columns, m.tmax, m.weight, bigger.need, m.rho_a, m.rho_b)[2]
+    assert np.array_equal(bigger.with_priority(pi1).value, want)
+
+
 def test_with_priority_validates_the_new_priorities_only() -> None:
     p = RoundProblem.from_dict(json.loads(example_round_text()))
     n = p.num_jobs

@@ -157,11 +157,7 @@ def test_warm_rounds_give_the_cold_answers(use_basis: bool | None) -> None:
 
 def _copy(state: warm.WarmStart, model, lp) -> warm.WarmStart:
     """A state one round behind ``state`` would give the same seed; re-seeding from ``state`` is enough here."""
-    new = warm.WarmStart(use_basis=state.use_basis)
-    for name in ("_jobs", "_types", "_prices", "_job_duals", "_col_keys", "_col_status", "_col_cost", "_row_status",
-                 "_pending"):
-        setattr(new, name, getattr(state, name))
-    return new
+    return state._copy()
 
 
 def test_warm_fast_placements_equal_cold_on_a_catalog_sequence() -> None:
@@ -534,7 +530,8 @@ def test_the_kept_basis_covers_the_rows_left_out() -> None:
             rows = np.sort(state._pending[2][state._pending[2] < p.num_jobs])
             before = state.iterations
             again = warm.WarmStart(use_basis=True)
-            for name in ("_jobs", "_types", "_prices", "_job_duals", "_col_keys", "_col_cost", "_pending"):
+            for name in ("_ids", "_jobs", "_job_keys", "_types", "_prices", "_job_duals", "_col_keys", "_col_cost",
+                         "_pending"):
                 setattr(again, name, getattr(state, name))
             _assert_same_lp(model, warm.solve_priced(model, lp, COLD, again), cold)
             assert again.used_basis and again.job_rows < p.num_jobs
@@ -681,3 +678,15 @@ def test_rounds_with_job_keys_match_jobs_as_ids_do() -> None:
     wrong = dict(zip(ids, range(len(ids))))
     other = build_model(_keyed(problems[-1], object(), wrong))
     np.testing.assert_array_equal(by_keys._old_rows(other)[0], by_ids._old_rows(build_model(problems[-1]))[0])
+
+
+def test_a_keyed_round_builds_its_id_map_only_when_read() -> None:
+    p = random_round(30, seed=2)
+    keyed = _keyed(p, object(), {j: 100 + k for k, j in enumerate(p.job_ids)})
+    assert keyed._job_index is None
+    state = warm.WarmStart()
+    with warm.use(state):
+        fast.solve(build_model(keyed), WARM)
+    assert keyed._job_index is None  # a warm round with keys never needs it
+    assert dict(keyed.job_positions) == dict(p.job_positions)
+    assert keyed.job_index(p.job_ids[7]) == 7

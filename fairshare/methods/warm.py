@@ -53,7 +53,7 @@ import contextvars
 import itertools
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -160,7 +160,8 @@ class WarmStart:
     columns: int = 0
     job_rows: int = 0
     iterations: int = 0
-    _jobs: Mapping[str, int] | None = field(default=None, repr=False)
+    _ids: tuple[str, ...] | None = field(default=None, repr=False)  # the previous round's jobs
+    _jobs: Mapping[str, int] | None = field(default=None, repr=False)  # their rows, if the round had built them
     _job_keys: tuple[object, np.ndarray] | None = field(default=None, repr=False)  # the round's job keys, if any
     _types: tuple[str, ...] = field(default=(), repr=False)
     _prices: np.ndarray | None = field(default=None, repr=False)
@@ -185,10 +186,18 @@ class WarmStart:
 
     def reset(self) -> None:
         """Forget the previous round (the next one starts cold)."""
-        self._jobs, self._types, self._prices, self._job_duals = None, (), None, None
+        self._ids, self._jobs, self._types, self._prices, self._job_duals = None, None, (), None, None
         self._job_keys = None
         self._col_keys = self._col_status = self._col_cost = self._row_status = None
         self._pending = self._highs = None
+
+    def _copy(self) -> WarmStart:
+        """A copy of the kept round (sharing its arrays and its last LP), without the reusable HiGHS object."""
+        new = WarmStart(use_basis=self.use_basis)
+        for f in fields(self):
+            if f.name != "_highs":
+                setattr(new, f.name, getattr(self, f.name))
+        return new
 
     def _take_highs(self) -> Any:
         """The kept HiGHS object for this round's restricted LP (``None``: none kept); the last LP is dropped.
@@ -201,7 +210,7 @@ class WarmStart:
     @property
     def empty(self) -> bool:
         """No round has been kept."""
-        return self._jobs is None
+        return self._ids is None
 
     # ------------------------------------------------------------------ mapping to the new round
     def _prices_for(self, model: RoundModel) -> np.ndarray:
@@ -225,13 +234,14 @@ class WarmStart:
 
     def _old_rows(self, model: RoundModel) -> tuple[np.ndarray, np.ndarray]:
         """Row of each job and type in the previous round (-1: new)."""
-        jobs = self._jobs or {}
         ids = model.problem.job_ids
         keys = model.problem._job_keys
         if keys is not None and self._job_keys is not None and keys[0] is self._job_keys[0]:
             old_job = _matched_keys(self._job_keys[1], keys[1])  # the same jobs as matching ids, without a dict
         else:
-            old_job = np.fromiter(map(jobs.get, ids, itertools.repeat(-1)), np.int64, len(ids))
+            if self._jobs is None:
+                self._jobs = dict(zip(self._ids or (), range(len(self._ids or ()))))
+            old_job = np.fromiter(map(self._jobs.get, ids, itertools.repeat(-1)), np.int64, len(ids))
         old = {g: i for i, g in enumerate(self._types)}
         old_type = np.array([old.get(g, -1) for g in model.problem.gpu_types], np.int64)
         return old_job, old_type
@@ -246,7 +256,7 @@ class WarmStart:
         c = model.columns
         if self._col_keys is None or self._col_cost is None or not len(self._col_keys) or not c.num:
             return np.zeros(c.num, np.int64), np.zeros(c.num, bool), np.zeros(0)
-        n_old, g_old = len(self._jobs or {}), len(self._types)
+        n_old, g_old = len(self._ids or ()), len(self._types)
         a = old_job[c.job_a]
         b = np.where(c.is_pair, old_job[np.maximum(c.job_b, 0)], -1)
         g = old_type[c.gpu]
@@ -267,7 +277,7 @@ class WarmStart:
                 self._col_keys = self._col_cost = None
             else:
                 self._col_status = basis[0][order]
-                row_status = np.full(len(self._jobs or {}) + len(self._types), BASIS_BASIC, np.int8)
+                row_status = np.full(len(self._ids or ()) + len(self._types), BASIS_BASIC, np.int8)
                 row_status[rows] = basis[1]  # rows left out of the LP: slack, basic
                 self._row_status = row_status
         return self._col_keys is not None and self._col_status is not None and self._row_status is not None
@@ -278,7 +288,7 @@ class WarmStart:
         prev = self._row_status
         if prev is None:
             return rows
-        n_old = len(self._jobs or {})
+        n_old = len(self._ids or ())
         rows[:n] = np.where(old_job >= 0, prev[np.maximum(old_job, 0)], BASIS_BASIC)
         rows[n:] = np.where(old_type >= 0, prev[n_old + np.maximum(old_type, 0)], BASIS_BASIC)
         return rows
@@ -292,7 +302,8 @@ class WarmStart:
         """
         p, c = model.problem, model.columns
         n, g = p.num_jobs, len(p.gpu_types)
-        self._jobs = p.job_positions
+        self._ids = p.job_ids
+        self._jobs = p._job_index  # None if the round never built it (then built here only if needed)
         self._job_keys = p._job_keys
         self._types = tuple(p.gpu_types)
         self._prices = np.maximum(np.asarray(row_dual[n:], np.float64), 0.0)
