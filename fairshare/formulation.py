@@ -82,11 +82,39 @@ class Columns:
 
 
 @dataclass(frozen=True, slots=True)
+class CscArrays:
+    """A sparse matrix as the three arrays of its compressed sparse column form, and its shape.
+
+    What a solver reads of a matrix, for the restricted LPs that pricing builds several times per round:
+    scipy's ``csc_matrix`` checks its arrays each time it is made, which cost more than taking them. The
+    caller guarantees a valid form (``indptr`` of ``shape[1] + 1`` non-decreasing entries from 0, ``indices``
+    below ``shape[0]``); :meth:`to_scipy` gives the checked scipy matrix.
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    shape: tuple[int, int]
+
+    @property
+    def nnz(self) -> int:
+        """Number of stored entries."""
+        return len(self.data)
+
+    def to_scipy(self) -> sp.csc_matrix:
+        """The same matrix as a scipy ``csc_matrix`` (checked by scipy)."""
+        return sp.csc_matrix((self.data, self.indices, self.indptr), shape=self.shape)
+
+
+@dataclass(frozen=True, slots=True)
 class LinearProgram:
-    """A maximisation ``max c@x  s.t. row_lower <= A x <= row_upper, col_lower <= x <= col_upper``."""
+    """A maximisation ``max c@x  s.t. row_lower <= A x <= row_upper, col_lower <= x <= col_upper``.
+
+    ``matrix`` is a scipy CSC matrix, or :class:`CscArrays` for the restricted LPs of pricing.
+    """
 
     cost: np.ndarray
-    matrix: sp.csc_matrix
+    matrix: sp.csc_matrix | CscArrays
     row_lower: np.ndarray
     row_upper: np.ndarray
     col_lower: np.ndarray
@@ -298,7 +326,7 @@ class RoundModel:
             return lp
         n, g, m = p.num_jobs, len(p.gpu_types), c.num
         frac_col = (np.arange(m) < c.num_alone) & p.fractional[c.job_a]
-        a = lp.matrix.tocoo()
+        a = (lp.matrix.to_scipy() if isinstance(lp.matrix, CscArrays) else lp.matrix).tocoo()
         rows = np.where((a.row >= n) & frac_col[a.col], a.row + g, a.row)  # fractional sizes to the new rows
         y = m + np.arange(g)
         matrix = sp.csc_matrix((np.concatenate([a.data, np.ones(g), -np.ones(g)]),

@@ -565,6 +565,7 @@ def test_sub_columns_is_scipys_indexing(seed: int, n: int, m: int, density: floa
         assert np.array_equal(got.indptr, want.indptr)
         assert np.array_equal(got.indices, want.indices)
         assert np.array_equal(got.data, want.data)
+        assert got.nnz == want.nnz and (got.to_scipy() != want).nnz == 0  # a valid CSC form, as scipy checks it
 
 
 def test_a_reused_highs_object_solves_as_a_new_one() -> None:

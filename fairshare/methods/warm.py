@@ -57,10 +57,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from fairshare.errors import InvalidInputError, SolverError
-from fairshare.formulation import LinearProgram, RoundModel
+from fairshare.formulation import CscArrays, LinearProgram, RoundModel
 from fairshare.methods.lp import solve_relaxation
 from fairshare.methods.options import SolveOptions
 from fairshare.solvers import SolverOutcome, Termination
@@ -258,7 +257,7 @@ class WarmStart:
             return np.zeros(c.num, np.int64), np.zeros(c.num, bool), np.zeros(0)
         n_old, g_old = len(self._ids or ()), len(self._types)
         a = old_job[c.job_a]
-        b = np.where(c.is_pair, old_job[np.maximum(c.job_b, 0)], -1)
+        b = np.append(old_job, -1)[c.job_b]  # -1 for a column alone (job_b = -1 reads the appended -1)
         g = old_type[c.gpu]
         known = (a >= 0) & (g >= 0) & (~c.is_pair | (b >= 0))
         keys = _keys(a, b, g, n_old, g_old)
@@ -403,11 +402,20 @@ def reduced_costs(model: RoundModel, cost: np.ndarray, row_dual: np.ndarray) -> 
     In HiGHS's sign convention for a maximisation: a column at 0 in an optimum has ``d_c <= 0``.
     """
     c, n = model.columns, model.problem.num_jobs
-    d = cost - row_dual[c.job_a] - c.size * row_dual[n + c.gpu]
-    pair = c.is_pair
-    if pair.any():
-        d[pair] -= row_dual[c.job_b[pair]]
-    return np.asarray(d, dtype=np.float64)
+    return np.asarray(cost - row_dual[c.job_a] - c.size * row_dual[n:][c.gpu] - _with_zero(row_dual[:n])[c.job_b],
+                      dtype=np.float64)
+
+
+def _with_zero(u: np.ndarray) -> np.ndarray:
+    """``u`` with a 0 appended: indexed by ``job_b``, a column alone (``job_b = -1``) reads that 0.
+
+    Subtracting the 0 leaves a value as it was, bit for bit, so one gather over every column replaces a
+    masked update of the pairs.
+    """
+    out = np.empty(len(u) + 1, np.float64)
+    out[:-1] = u
+    out[-1] = 0.0
+    return out
 
 
 def _few_moved(now: np.ndarray, before: np.ndarray) -> bool:
@@ -445,7 +453,7 @@ def _seed_columns(model: RoundModel, cost: np.ndarray, prices: np.ndarray, extra
             at_best = np.flatnonzero(s == best[group])
             if not len(at_best):
                 break
-            first = at_best[np.r_[True, group[at_best[1:]] != group[at_best[:-1]]]]
+            first = at_best[np.concatenate([[True], group[at_best[1:]] != group[at_best[:-1]]])]
             keep[col[first]] = True
             s[first] = -np.inf
     keep &= cost > 0  # a column of value <= 0 never prices out (duals are >= 0)
@@ -534,7 +542,7 @@ def _seed_rows(model: RoundModel, cost: np.ndarray, prices: np.ndarray, u: np.nd
     row; those of jobs left out are left out of the start too (HiGHS repairs the basis).
     """
     c, n, g = model.columns, model.problem.num_jobs, len(model.problem.gpu_types)
-    d = cost - u[c.job_a] - np.where(c.is_pair, u[np.maximum(c.job_b, 0)], 0.0) - c.size * prices[c.gpu]
+    d = cost - u[c.job_a] - _with_zero(u)[c.job_b] - c.size * prices[c.gpu]
     wanted = d > -1e-9 * np.maximum(1.0, np.abs(cost))
     jobs = u > 0
     jobs[c.job_a[wanted]] = True
@@ -545,7 +553,7 @@ def _seed_rows(model: RoundModel, cost: np.ndarray, prices: np.ndarray, u: np.nd
 
 
 def _sub_columns(a: Any, cols: np.ndarray, pos: np.ndarray | None = None,
-                 n_rows: int | None = None) -> sp.csc_matrix:
+                 n_rows: int | None = None) -> CscArrays:
     """``a[:, cols]`` of a CSC matrix, with row ``r`` renumbered ``pos[r]`` (``pos[r] < 0``: left out).
 
     With ``pos``, ``n_rows`` (the rows of the result) is required. The same matrix as scipy's
@@ -570,8 +578,10 @@ def _sub_columns(a: Any, cols: np.ndarray, pos: np.ndarray | None = None,
             count = np.bincount(np.repeat(np.arange(len(cols)), count)[kept], minlength=len(cols))
             indices, data = indices[kept], data[kept]
     indptr = np.concatenate([[0], np.cumsum(count)])
-    # int32 indices, as HiGHS takes them (a restricted LP never nears 2**31 non-zeros)
-    return sp.csc_matrix((data, indices.astype(np.int32), indptr.astype(np.int32)), shape=(n_rows, len(cols)))
+    # int32 indices, as HiGHS takes them (a restricted LP never nears 2**31 non-zeros); the arrays as they are
+    # (scipy's checks of a new matrix cost more than taking the columns)
+    return CscArrays(indptr.astype(np.int32), indices.astype(np.int32), np.asarray(data, np.float64),
+                     (int(n_rows), len(cols)))
 
 
 def _price(model: RoundModel, lp: LinearProgram, opts: SolveOptions, cost: np.ndarray, sel: np.ndarray,
