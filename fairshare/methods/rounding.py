@@ -23,6 +23,7 @@ free capacity stay exact and every placement taken packs onto whole GPUs.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,11 +105,35 @@ def greedy_round(model: RoundModel, x_lp: np.ndarray) -> np.ndarray:
     head = ones[np.lexsort((-density[ones], -rounded[ones]))]
     free, cap = _room(model, x)
     cap_after = _take_together(model, head, x, free, cap) if len(head) else None
-    if cap_after is None:
-        order = np.lexsort((-density, -rounded))
-        return _walk(model, order[_viable(model, order, free, cap)], x, free, cap)
-    rest = np.flatnonzero(_viable(model, np.arange(c.num), free, cap_after))
-    return _walk(model, rest[np.lexsort((-density[rest], -rounded[rest]))], x, free, cap_after)
+    if cap_after is not None:
+        cap = cap_after
+    viable = np.flatnonzero(_viable(model, np.arange(c.num), free, cap))
+    return _walk(model, _in_order(viable, rounded, density), x, free, cap)
+
+
+def _in_order(cols: np.ndarray, rounded: np.ndarray, density: np.ndarray) -> Iterator[np.ndarray]:
+    """``cols`` (ascending) by ``rounded`` descending, then ``density`` descending, then index, in blocks.
+
+    The blocks joined are ``cols[np.lexsort((-density[cols], -rounded[cols]))]``, sorted only as far as the
+    walk reads them: most columns have LP value 0 and the walk usually stops within the first few hundred,
+    so those are sorted by density a block at a time (each block holds every column at least as dense as
+    its last, so no later column goes before it).
+    """
+    r = rounded[cols]
+    for group, lazy in ((cols[r > 0], False), (cols[r == 0], True), (cols[r < 0], False)):
+        if len(group) and not lazy:  # LP values in (0, 1), or rounded below 0: a few columns
+            yield group[np.lexsort((-density[group], -rounded[group]))]
+            continue
+        k = 128
+        while len(group):
+            d = -density[group]
+            if len(group) <= 2 * k:
+                yield group[np.argsort(d, kind="stable")]
+                break
+            first = d <= np.partition(d, k)[k]  # the k + 1 densest, and every tie of the last
+            yield group[first][np.argsort(d[first], kind="stable")]
+            group = group[~first]
+            k *= 4
 
 
 def fill(model: RoundModel, x: np.ndarray) -> np.ndarray:
@@ -141,7 +166,16 @@ def greedy_take(model: RoundModel, order: np.ndarray, x0: np.ndarray, *, togethe
         cap_after = _take_together(model, order[:together], x, free, cap)
         if cap_after is not None:
             cap, order = cap_after, order[together:]
-    return _walk(model, order[_viable(model, order, free, cap)], x, free, cap)
+    return _walk(model, _chunks(order[_viable(model, order, free, cap)]), x, free, cap)
+
+
+def _chunks(order: np.ndarray) -> Iterator[np.ndarray]:
+    """``order`` in growing consecutive pieces (128, 512, 2,048, ... columns)."""
+    at, size = 0, 128
+    while at < len(order):
+        yield order[at:at + size]
+        at += size
+        size *= 4
 
 
 def _room(model: RoundModel, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -182,24 +216,29 @@ def _viable(model: RoundModel, cols: np.ndarray, free: np.ndarray, cap: np.ndarr
             & (c.size[cols] <= cap[c.gpu[cols]]))
 
 
-def _walk(model: RoundModel, order: np.ndarray, x: np.ndarray, free: np.ndarray, cap: np.ndarray) -> np.ndarray:
-    """Take, in ``order``, every column that still fits; ``x`` is updated and returned.
+def _walk(model: RoundModel, chunks: Iterable[np.ndarray], x: np.ndarray, free: np.ndarray,
+          cap: np.ndarray) -> np.ndarray:
+    """Take, in the order of ``chunks`` joined, every column that still fits; ``x`` is updated and returned.
 
-    ``order`` holds only columns that could be taken when the walk starts (:func:`_viable`).
+    The chunks hold only columns that could be taken when the walk starts (:func:`_viable`). Each chunk is
+    first thinned to the columns that can still be taken at its start (jobs only get placed and GPUs only
+    fill up during the walk, so a column ruled out then never fits later): the walk itself, in Python, sees
+    few columns that it would skip.
     """
     c = model.columns
+    # the walk's state as arrays too, for thinning the chunks (room in the columns' size type: a share's room
+    # stays fractional)
+    free, cap = free.copy(), np.array(cap, dtype=np.result_type(cap, c.size))
     free_l, cap_l = free.tolist(), cap.tolist()
     # Once every type has less room than the smallest column, or every job is placed, nothing more fits:
-    # stop there instead of walking the rest of ``order``, which is read in growing chunks (the walk often
-    # stops long before its end, and turning all of it into Python lists cost more than the walk).
+    # stop there instead of walking the rest of the order.
     smallest = c.size.min()
     open_types = sum(1 for room in cap_l if room >= smallest)
     unplaced = int(free.sum())
-    at, chunk = 0, 128
-    while at < len(order) and open_types and unplaced:
-        part = order[at:at + chunk]
-        at += chunk
-        chunk *= 4
+    for part in chunks:
+        if open_types == 0 or unplaced == 0:
+            break
+        part = part[_viable(model, part, free, cap)]
         for k, a, b, g, s in zip(part.tolist(), c.job_a[part].tolist(), c.job_b[part].tolist(),
                                  c.gpu[part].tolist(), c.size[part].tolist()):
             if cap_l[g] < s or not free_l[a]:
@@ -207,12 +246,12 @@ def _walk(model: RoundModel, order: np.ndarray, x: np.ndarray, free: np.ndarray,
             if b >= 0:
                 if not free_l[b]:
                     continue
-                free_l[b] = False
+                free_l[b] = free[b] = False
                 unplaced -= 1
-            free_l[a] = False
+            free_l[a] = free[a] = False
             unplaced -= 1
             room = cap_l[g]
-            cap_l[g] = room - s
+            cap_l[g] = cap[g] = room - s
             if room >= smallest > room - s:
                 open_types -= 1
             x[k] = 1.0
