@@ -125,16 +125,3 @@ def test_walk_reads_past_its_first_chunks() -> None:
     position[order] = np.arange(m)
     assert position[x > 0.5].max() > 128 + 512
 
-
-@given(st.integers(0, 3000), st.integers(0, 2**16))
-def test_walk_order_in_blocks_is_the_full_sort(n: int, seed: int) -> None:
-    # LP values mostly 0, some fractions, a few rounded below 0; densities with many ties
-    from fairshare.methods.rounding import _in_order
-
-    rng = np.random.default_rng(seed)
-    rounded = np.round(rng.choice([0.0, 0.0, 0.0, 0.5, 0.25, -1e-6, 1e-9], size=n), 6)
-    density = rng.choice([1.0, 2.0, 3.5, 100.0], size=n) * rng.choice([1.0, 1.0, 0.999], size=n)
-    cols = np.flatnonzero(rng.random(n) < 0.8)
-    blocks = list(_in_order(cols, rounded, density))
-    got = np.concatenate(blocks) if blocks else np.zeros(0, np.int64)
-    np.testing.assert_array_equal(got, cols[np.lexsort((-density[cols], -rounded[cols]))])

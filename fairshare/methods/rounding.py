@@ -107,33 +107,8 @@ def greedy_round(model: RoundModel, x_lp: np.ndarray) -> np.ndarray:
     cap_after = _take_together(model, head, x, free, cap) if len(head) else None
     if cap_after is not None:
         cap = cap_after
-    viable = np.flatnonzero(_viable(model, np.arange(c.num), free, cap))
-    return _walk(model, _in_order(viable, rounded, density), x, free, cap)
-
-
-def _in_order(cols: np.ndarray, rounded: np.ndarray, density: np.ndarray) -> Iterator[np.ndarray]:
-    """``cols`` (ascending) by ``rounded`` descending, then ``density`` descending, then index, in blocks.
-
-    The blocks joined are ``cols[np.lexsort((-density[cols], -rounded[cols]))]``, sorted only as far as the
-    walk reads them: most columns have LP value 0 and the walk usually stops within the first few hundred,
-    so those are sorted by density a block at a time (each block holds every column at least as dense as
-    its last, so no later column goes before it).
-    """
-    r = rounded[cols]
-    for group, lazy in ((cols[r > 0], False), (cols[r == 0], True), (cols[r < 0], False)):
-        if len(group) and not lazy:  # LP values in (0, 1), or rounded below 0: a few columns
-            yield group[np.lexsort((-density[group], -rounded[group]))]
-            continue
-        k = 128
-        while len(group):
-            d = -density[group]
-            if len(group) <= 2 * k:
-                yield group[np.argsort(d, kind="stable")]
-                break
-            first = d <= np.partition(d, k)[k]  # the k + 1 densest, and every tie of the last
-            yield group[first][np.argsort(d[first], kind="stable")]
-            group = group[~first]
-            k *= 4
+    viable = np.flatnonzero(_viable(model, None, free, cap))
+    return _walk(model, _chunks(viable[np.lexsort((-density[viable], -rounded[viable]))]), x, free, cap)
 
 
 def fill(model: RoundModel, x: np.ndarray) -> np.ndarray:
@@ -208,11 +183,13 @@ def _take_together(model: RoundModel, head: np.ndarray, x: np.ndarray, free: np.
     return cap - (need if c.size.dtype.kind == "f" else need.astype(np.int64))
 
 
-def _viable(model: RoundModel, cols: np.ndarray, free: np.ndarray, cap: np.ndarray) -> np.ndarray:
-    """Which of ``cols`` could be taken now: positive value, free jobs, room on their type."""
+def _viable(model: RoundModel, cols: np.ndarray | None, free: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """Which of ``cols`` (``None``: every column) could be taken now: positive value, free jobs, room on their type."""
     c = model.columns
-    ja, jb = c.job_a[cols], c.job_b[cols]
-    return ((model.value[cols] > 0) & free[ja] & ((jb < 0) | free[np.maximum(jb, 0)])
+    free_or_alone = np.append(free, True)  # a column alone has job_b = -1, which reads the appended True
+    if cols is None:
+        return (model.value > 0) & free[c.job_a] & free_or_alone[c.job_b] & (c.size <= cap[c.gpu])
+    return ((model.value[cols] > 0) & free[c.job_a[cols]] & free_or_alone[c.job_b[cols]]
             & (c.size[cols] <= cap[c.gpu[cols]]))
 
 
