@@ -367,11 +367,12 @@ def build_columns(problem: RoundProblem) -> Columns:
     runnable = problem.runnable
     ja, ga = np.nonzero(runnable)
     pj, pg, pt = problem.pair_jobs, problem.pair_gpu, problem.pair_throughput
-    useful = pt.sum(axis=1) > 0
+    useful = (pt[:, 0] > 0) | (pt[:, 1] > 0)  # throughputs are >= 0: their sum is positive when one is
     fractional = problem.has_fractional
     if fractional:
         useful &= ~problem.fractional[pj].any(axis=1)
-    pj, pg, pt = pj[useful], pg[useful], pt[useful]
+    if not useful.all():
+        pj, pg, pt = pj[useful], pg[useful], pt[useful]
     scale = problem.capacity_scale
     return Columns(
         gpu=np.concatenate([ga, pg]).astype(np.int64),
