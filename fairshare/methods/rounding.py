@@ -197,10 +197,10 @@ def _walk(model: RoundModel, chunks: Iterable[np.ndarray], x: np.ndarray, free: 
           cap: np.ndarray) -> np.ndarray:
     """Take, in the order of ``chunks`` joined, every column that still fits; ``x`` is updated and returned.
 
-    The chunks hold only columns that could be taken when the walk starts (:func:`_viable`). Each chunk is
-    first thinned to the columns that can still be taken at its start (jobs only get placed and GPUs only
-    fill up during the walk, so a column ruled out then never fits later): the walk itself, in Python, sees
-    few columns that it would skip.
+    Each chunk is first thinned to the columns that can still be taken at its start (:func:`_viable`; jobs
+    only get placed and GPUs only fill up during the walk, so a column ruled out then never fits later): the
+    walk itself, in Python, sees few columns that it would skip. Callers filter the whole order once before
+    sorting it, which keeps the sort and the chunks small.
     """
     c = model.columns
     # the walk's state as arrays too, for thinning the chunks (room in the columns' size type: a share's room

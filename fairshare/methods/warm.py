@@ -402,20 +402,10 @@ def reduced_costs(model: RoundModel, cost: np.ndarray, row_dual: np.ndarray) -> 
     In HiGHS's sign convention for a maximisation: a column at 0 in an optimum has ``d_c <= 0``.
     """
     c, n = model.columns, model.problem.num_jobs
-    return np.asarray(cost - row_dual[c.job_a] - c.size * row_dual[n:][c.gpu] - _with_zero(row_dual[:n])[c.job_b],
+    # row_dual[:n] with a 0 appended: a column alone (job_b = -1) reads it, and subtracting 0 leaves its value
+    # as it was, bit for bit (one gather over every column instead of a masked update of the pairs)
+    return np.asarray(cost - row_dual[c.job_a] - c.size * row_dual[n:][c.gpu] - np.append(row_dual[:n], 0.0)[c.job_b],
                       dtype=np.float64)
-
-
-def _with_zero(u: np.ndarray) -> np.ndarray:
-    """``u`` with a 0 appended: indexed by ``job_b``, a column alone (``job_b = -1``) reads that 0.
-
-    Subtracting the 0 leaves a value as it was, bit for bit, so one gather over every column replaces a
-    masked update of the pairs.
-    """
-    out = np.empty(len(u) + 1, np.float64)
-    out[:-1] = u
-    out[-1] = 0.0
-    return out
 
 
 def _few_moved(now: np.ndarray, before: np.ndarray) -> bool:
@@ -542,7 +532,7 @@ def _seed_rows(model: RoundModel, cost: np.ndarray, prices: np.ndarray, u: np.nd
     row; those of jobs left out are left out of the start too (HiGHS repairs the basis).
     """
     c, n, g = model.columns, model.problem.num_jobs, len(model.problem.gpu_types)
-    d = cost - u[c.job_a] - _with_zero(u)[c.job_b] - c.size * prices[c.gpu]
+    d = cost - u[c.job_a] - np.append(u, 0.0)[c.job_b] - c.size * prices[c.gpu]  # job_b = -1 reads the 0
     wanted = d > -1e-9 * np.maximum(1.0, np.abs(cost))
     jobs = u > 0
     jobs[c.job_a[wanted]] = True

@@ -726,6 +726,12 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
     # the round's jobs (rows 0..n_act-1), then the arrivals: when each leaves (inf: not before the round ends)
     present_ids = np.concatenate([jobs.index, np.asarray(arriving, dtype=np.int64)])
     row_of: dict[int, int] = {}  # row of each present job, built when first needed (a start)
+
+    def row(i: int) -> int:
+        if not row_of:
+            row_of.update(zip(present_ids.tolist(), range(len(present_ids))))
+        return row_of[i]
+
     gone_at = np.concatenate([np.where(out.finished, out.end, math.inf), np.full(len(arriving), math.inf)])
     capacity = np.array(list(gpus.values()), dtype=np.int64)
     started: dict[int, tuple[int, float, float, float, bool, float]] = {}  # i: (type, at, run s, done, fin, stop)
@@ -786,9 +792,7 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
             started[i] = (g, now, run, remaining if finished else tau * run, finished, stop)
             free[g] -= size[i]
             if finished:
-                if not row_of:
-                    row_of.update(zip(present_ids.tolist(), range(len(present_ids))))
-                gone_at[row_of[i]] = stop
+                gone_at[row(i)] = stop
                 if stop < end:
                     heapq.heappush(releases, (stop, g, float(size[i])))
             if log is not None:
@@ -798,9 +802,7 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
     busy = out.busy_gpu_seconds
     for i, (_, at, _, _, _, stop) in started.items():  # in order of start: reproducible to the last bit
         busy += float(led.scale[i]) * (stop - at)
-    if started and not row_of:
-        row_of.update(zip(present_ids.tolist(), range(len(present_ids))))
-    mine = [(row_of[i], v) for i, v in started.items() if row_of[i] < n_act]
+    mine = [(row(i), v) for i, v in started.items() if row(i) < n_act]
     if mine:
         ks = np.array([k for k, _ in mine], dtype=np.int64)
         placed, finished, end_, done = out.placed.copy(), out.finished.copy(), out.end.copy(), out.done.copy()
