@@ -117,3 +117,19 @@ def _git(*args: str) -> str:
     import subprocess
 
     return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+
+
+def test_bench_presolve_quick(tmp_path) -> None:
+    import fairshare.methods.warm as warm
+    import fairshare.solvers.highs as highs
+
+    before = (warm.solve_relaxation, highs._run_by)
+    assert load("bench_presolve").main(["--quick", "--repeats", "1", "--out", str(tmp_path)]) == 0
+    assert (warm.solve_relaxation, highs._run_by) == before  # the capture and the status spy removed again
+    line = next(x for x in (tmp_path / "bench_presolve_quick.md").read_text().splitlines()
+                if x.startswith("| 6 |"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    lps = int(cells[4])
+    assert lps > 0 and float(cells[5]) > 0 and float(cells[6]) > 0
+    # where presolve removed nothing, the point is the same without it
+    assert int(cells[9]) >= int(cells[8]) and int(cells[8]) <= lps

@@ -105,10 +105,43 @@ def test_small_rounds_solve_the_whole_lp(monkeypatch: pytest.MonkeyPatch) -> Non
     for _ in range(2):
         out = warm.solve_priced(model, lp, COLD, state)
         assert state.passes == 1 and state.columns == model.columns.num
-        cold = solve_relaxation(model, lp, COLD)  # solved as cold: the same point and duals
+        # solved as cold rounds are, with HiGHS's presolve off: it removes nothing from this round, so the
+        # same point and duals
+        cold = solve_relaxation(model, lp, COLD)
         np.testing.assert_array_equal(out.x, cold.x)
         np.testing.assert_array_equal(out.row_dual, cold.row_dual)
     assert state.seeded
+
+
+def test_small_rounds_turn_presolve_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(warm, "PRICING_MIN_COLUMNS", DEFAULT_MIN_COLUMNS)
+    import fairshare.solvers.highs as highs
+
+    seen: list[dict | None] = []
+    solve = highs.solve_highs
+
+    def spy(lp, **options):  # type: ignore[no-untyped-def]
+        seen.append(options.get("extra_options"))
+        return solve(lp, **options)
+
+    monkeypatch.setattr(highs, "solve_highs", spy)
+    model = build_model(random_round(64, seed=1))
+    warm.solve_priced(model, model.tightened_lp(), COLD, warm.WarmStart())
+    solve_relaxation(model, model.tightened_lp(), COLD)
+    assert seen == [{"presolve": "off"}, None]  # the warm small round without presolve, a cold one with it
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(round_problems(min_jobs=1, max_jobs=12))
+def test_property_presolve_off_finds_the_same_optimum(problem: RoundProblem) -> None:
+    """Without HiGHS's presolve the LP has the same optimum (the point may differ only where presolve removed
+    something and the optimum is not unique), and its duals are optimal for it."""
+    model = build_model(problem)
+    lp = model.tightened_lp()
+    on, off = solve_relaxation(model, lp, COLD), solve_relaxation(model, lp, COLD, presolve=False)
+    assert off.optimal and off.x is not None
+    assert abs(off.objective - on.objective) <= 1e-9 * max(1.0, abs(on.objective))
+    _assert_same_lp(model, off, on)
 
 
 def test_pricing_passes_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -481,7 +481,7 @@ def solve_priced(model: RoundModel, lp: LinearProgram, opts: SolveOptions, warm:
             row_start = warm._row_status_for(model, old_job, old_type)
             col_start = status
     if m < PRICING_MIN_COLUMNS:
-        out = solve_relaxation(model, lp, opts, deadline=deadline)
+        out = solve_relaxation(model, lp, opts, deadline=deadline, presolve=False)
         if warm is not None and out.row_dual is not None:
             warm._keep(model, out.row_dual, np.arange(0), None)
             warm.rounds += 1
