@@ -12,6 +12,7 @@ Usage::
 
     python examples/versions_ab.py --base 28fd6b2                     # rounds 6,000-7,000, 3 runs each
     python examples/versions_ab.py --base 28fd6b2 --first 12000 --last 13000 --runs 2
+    python examples/versions_ab.py --base cae4758 --first 2000 --last 3000 --runs 5 --name versions_ab_small
     python examples/versions_ab.py --base HEAD --quick                 # a smoke test (seconds)
 """
 
@@ -58,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=100_000, help="jobs in the trace (6 jobs/h, seed 0)")
     ap.add_argument("--quick", action="store_true", help="2,000 jobs, rounds 100-150, one run each")
     ap.add_argument("--out", type=Path, default=Path("docs/results"))
+    ap.add_argument("--name", default="versions_ab", help="report file name in --out, without .md")
     args = ap.parse_args(argv)
     if args.quick:
         args.jobs, args.first, args.last, args.runs = 2000, 100, 150, 1
@@ -92,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
               f"This version takes **{med['this'] / med['base']:.2f}** of the base's time per round (ratio of the "
               f"medians; the median of the runs' own ratios, each pair run back to back, is "
               f"{statistics.median(ratios):.2f})."]
-    write_report(args.out, "versions_ab.md", lines)
+    write_report(args.out, f"{args.name}.md", lines)
     return 0
 
 

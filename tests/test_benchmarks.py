@@ -101,8 +101,9 @@ def test_versions_ab_quick(tmp_path) -> None:
     if not (ROOT / ".git").exists():
         pytest.skip("needs the git repository (a source archive has no history to compare with)")
     mod = load("versions_ab")
-    assert mod.main(["--base", "HEAD", "--quick", "--out", str(tmp_path)]) == 0
-    text = (tmp_path / "versions_ab.md").read_text()
+    assert mod.main(["--base", "HEAD", "--quick", "--out", str(tmp_path), "--name", "ab"]) == 0
+    assert not (tmp_path / "versions_ab.md").exists()
+    text = (tmp_path / "ab.md").read_text()
     runs = [line for line in text.splitlines() if line.startswith("| 1 |")]
     assert len(runs) == 1
     base_ms, this_ms, pair_ratio = (float(c) for c in runs[0].strip("|").split("|")[1:])
