@@ -6,7 +6,9 @@ worktree and runs ``examples/round_parts.py`` of the base and of the working tre
 each, on the same window of rounds of the long trace (``--no-polish --warm-start``), each run in a new
 process. It reports every run's ms per round, the median of each version, the ratio of the medians (this
 version / base) and the median of each pair's ratio; interleaving spreads the machine's drift over both
-versions. The base must have ``examples/round_parts.py`` (added on 3 December 2026, commit 7926005).
+versions. It also reports each run's time in HiGHS's own runs and the pairs' ratio per ms of HiGHS: where
+the two versions give HiGHS the same work, HiGHS's time is a yardstick of the machine's speed in that run.
+The base must have ``examples/round_parts.py`` (added on 3 December 2026, commit 7926005).
 
 Usage::
 
@@ -34,20 +36,25 @@ else:  # python examples/versions_ab.py
 
 ROOT = Path(__file__).resolve().parents[1]
 _MS = re.compile(r"; ([0-9.]+) ms per round")
+_HIGHS = re.compile(r"^\| HiGHS run \| ([0-9.]+) \|", re.MULTILINE)
 
 
-def run_window(tree: Path, first: int, last: int, jobs: int, out: Path) -> float:
-    """Milliseconds per round of rounds ``first``-``last``, timed by ``tree``'s own round_parts.py (a new process)."""
+def run_window(tree: Path, first: int, last: int, jobs: int, out: Path) -> tuple[float, float]:
+    """Milliseconds per round of rounds ``first``-``last``, and of HiGHS's runs in them.
+
+    Timed by ``tree``'s own round_parts.py, in a new process.
+    """
     env = {**os.environ, "PYTHONPATH": str(tree)}
     cmd = [sys.executable, str(tree / "examples" / "round_parts.py"), "--first", str(first), "--last", str(last),
            "--jobs", str(jobs), "--out", str(out)]
     done = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"[versions_ab] {' '.join(cmd)} failed in {tree}:\n{done.stderr[-2000:]}")
-    match = _MS.search((out / "round_parts.md").read_text())
-    if match is None:
-        raise SystemExit(f"[versions_ab] no 'ms per round' in {out / 'round_parts.md'}")
-    return float(match.group(1))
+    text = (out / "round_parts.md").read_text()
+    match, highs = _MS.search(text), _HIGHS.search(text)
+    if match is None or highs is None:
+        raise SystemExit(f"[versions_ab] no 'ms per round' or 'HiGHS run' row in {out / 'round_parts.md'}")
+    return float(match.group(1)), float(highs.group(1))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,15 +77,17 @@ def main(argv: list[str] | None = None) -> int:
     base = subprocess.run(["git", "rev-parse", "--short", args.base], cwd=ROOT, capture_output=True, text=True,
                           check=True).stdout.strip()
     times: dict[str, list[float]] = {"base": [], "this": []}
+    highs: dict[str, list[float]] = {"base": [], "this": []}
     with tempfile.TemporaryDirectory(prefix="fairshare-ab-") as tmp:
         tree = Path(tmp) / "base"
         subprocess.run(["git", "worktree", "add", "--detach", "-q", str(tree), base], cwd=ROOT, check=True)
         try:
             for k in range(args.runs):
                 for name, where in (("base", tree), ("this", ROOT)):
-                    ms = run_window(where, args.first, args.last, args.jobs, Path(tmp) / f"{name}{k}")
+                    ms, highs_ms = run_window(where, args.first, args.last, args.jobs, Path(tmp) / f"{name}{k}")
                     times[name].append(ms)
-                    log(f"run {k + 1}/{args.runs} {name}: {ms:.2f} ms per round")
+                    highs[name].append(highs_ms)
+                    log(f"run {k + 1}/{args.runs} {name}: {ms:.2f} ms per round (HiGHS {highs_ms:.2f})")
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
     med = {name: statistics.median(v) for name, v in times.items()}
@@ -86,14 +95,26 @@ def main(argv: list[str] | None = None) -> int:
              f"Rounds {args.first:,}-{args.last:,} of {args.jobs:,} Gavel-recipe jobs at 6 jobs/h, seed 0, "
              "V100=36,P100=36,K80=36, fairshare fast `--no-polish --warm-start`, timed by each version's own "
              f"`examples/round_parts.py`, runs in turn (base first), {args.runs} each.", "",
-             "| run | base (ms per round) | this version (ms per round) | this / base |", "|---:|---:|---:|---:|"]
+             "| run | base (ms per round) | this version (ms per round) | this / base | base: HiGHS's runs (ms) | "
+             "this: HiGHS's runs (ms) | this / base, each per ms of HiGHS |",
+             "|---:|---:|---:|---:|---:|---:|---:|"]
     ratios = [t / b for b, t in zip(times["base"], times["this"], strict=True)]
-    lines += [f"| {k + 1} | {b:.2f} | {t:.2f} | {r:.2f} |"
-              for k, (b, t, r) in enumerate(zip(times["base"], times["this"], ratios, strict=True))]
-    lines += [f"| median | {med['base']:.2f} | {med['this']:.2f} | {statistics.median(ratios):.2f} |", "",
+    per_highs = [(t / th) / (b / bh) if th > 0 and bh > 0 else float("nan")
+                 for b, t, bh, th in zip(times["base"], times["this"], highs["base"], highs["this"], strict=True)]
+    lines += [f"| {k + 1} | {b:.2f} | {t:.2f} | {r:.2f} | {bh:.2f} | {th:.2f} | {q:.2f} |"
+              for k, (b, t, r, bh, th, q) in enumerate(zip(times["base"], times["this"], ratios, highs["base"],
+                                                           highs["this"], per_highs, strict=True))]
+    lines += [f"| median | {med['base']:.2f} | {med['this']:.2f} | {statistics.median(ratios):.2f} | "
+              f"{statistics.median(highs['base']):.2f} | {statistics.median(highs['this']):.2f} | "
+              f"{statistics.median(per_highs):.2f} |", "",
               f"This version takes **{med['this'] / med['base']:.2f}** of the base's time per round (ratio of the "
               f"medians; the median of the runs' own ratios, each pair run back to back, is "
-              f"{statistics.median(ratios):.2f})."]
+              f"{statistics.median(ratios):.2f}).", "",
+              "Per ms of HiGHS's own runs (a round's time divided by the time HiGHS took in it, this version's "
+              f"over the base's), the median pair gives {statistics.median(per_highs):.2f}. Where both versions "
+              "hand HiGHS the same LPs with the same options, HiGHS's time measures the machine's speed in that "
+              "run, and this ratio removes most of the drift between runs; where a version changes what HiGHS "
+              "solves or how, it does not apply."]
     write_report(args.out, f"{args.name}.md", lines)
     return 0
 

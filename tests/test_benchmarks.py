@@ -106,9 +106,12 @@ def test_versions_ab_quick(tmp_path) -> None:
     text = (tmp_path / "ab.md").read_text()
     runs = [line for line in text.splitlines() if line.startswith("| 1 |")]
     assert len(runs) == 1
-    base_ms, this_ms, pair_ratio = (float(c) for c in runs[0].strip("|").split("|")[1:])
-    assert base_ms > 0 and this_ms > 0
+    base_ms, this_ms, pair_ratio, base_highs, this_highs, per_highs = (
+        float(c) for c in runs[0].strip("|").split("|")[1:])
+    assert base_ms > 0 and this_ms > 0 and 0 < base_highs <= base_ms and 0 < this_highs <= this_ms
     assert abs(pair_ratio - this_ms / base_ms) <= 0.011   # one pair: its ratio is the ratio of the medians
+    assert abs(per_highs - (this_ms / this_highs) / (base_ms / base_highs)) <= 0.02
+    assert f"the median pair gives {per_highs:.2f}" in text
     ratio = float(text.split("takes **")[1].split("**")[0])
     assert abs(ratio - this_ms / base_ms) <= 0.011
     assert "fairshare-ab-" not in _git("worktree", "list")  # the base's worktree is removed again

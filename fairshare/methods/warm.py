@@ -19,7 +19,9 @@ Priced solve (:func:`solve_priced`)
     optimum of the *whole* LP, with the cold solve's objective value; where the LP optimum is unique it is the
     same point. Reduced costs and row duals are reported for every column (computed for the ones never
     added), so the polish's reduced-cost fixing and the partition bound work unchanged. Rounds of fewer than
-    :data:`PRICING_MIN_COLUMNS` columns are solved as cold rounds are (pricing did not pay there).
+    :data:`PRICING_MIN_COLUMNS` columns are solved as cold rounds are, as one LP (pricing did not pay
+    there), but with HiGHS's presolve off, which finds nothing to remove in such rounds and cost a third of
+    the run (``solve_relaxation(..., presolve=False)``).
 Rows priced too (a long queue)
     With the previous round's duals (GPU prices ``y`` and job duals ``u``, mapped by type name and job id),
     the jobs that had ``u_j = 0`` and have no column that prices out at those duals start outside the
@@ -72,7 +74,9 @@ SEED_COLUMNS = 2
 """Columns per job in the first restricted LP (its best by value less GPUs at the previous prices)."""
 
 PRICING_MIN_COLUMNS = 2000
-"""Rounds of fewer columns are solved as cold rounds are (the whole LP, same answers), keeping only the prices.
+"""Rounds of fewer columns are solved as cold rounds are (the whole LP), keeping only the prices; HiGHS's
+presolve is off, which gives the cold answers wherever presolve would remove nothing (all 504 small rounds of
+the two long-replay windows of ``examples/bench_presolve.py``, in 0.65-0.73 of the time).
 
 Pricing was slower there (6.7 against 2.9 ms at 336 columns, 10.5 against 9.0 ms at 716) or barely faster
 (25 against 28 ms at 1,428), and small rounds are where the polish runs, whose result depends on the LP
