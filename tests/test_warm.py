@@ -131,7 +131,7 @@ def test_small_rounds_turn_presolve_off(monkeypatch: pytest.MonkeyPatch) -> None
     assert seen == [{"presolve": "off"}, None]  # the warm small round without presolve, a cold one with it
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(round_problems(min_jobs=1, max_jobs=12))
 def test_property_presolve_off_finds_the_same_optimum(problem: RoundProblem) -> None:
     """Without HiGHS's presolve the LP has the same optimum (the point may differ only where presolve removed
