@@ -110,7 +110,8 @@ def test_versions_ab_quick(tmp_path) -> None:
         float(c) for c in runs[0].strip("|").split("|")[1:])
     assert base_ms > 0 and this_ms > 0 and 0 < base_highs <= base_ms and 0 < this_highs <= this_ms
     assert abs(pair_ratio - this_ms / base_ms) <= 0.011   # one pair: its ratio is the ratio of the medians
-    assert abs(per_highs - (this_ms / this_highs) / (base_ms / base_highs)) <= 0.02
+    # the cells are rounded to 0.01: a relative tolerance covers sub-millisecond HiGHS times of --quick
+    assert abs(per_highs - (this_ms / this_highs) / (base_ms / base_highs)) <= 0.03 * per_highs + 0.01
     assert f"the median pair gives {per_highs:.2f}" in text
     ratio = float(text.split("takes **")[1].split("**")[0])
     assert abs(ratio - this_ms / base_ms) <= 0.011
