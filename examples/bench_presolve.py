@@ -97,22 +97,22 @@ def window(jobs: int, jph: float, first: int, last: int, repeats: int) -> dict[s
     active = [r.active_jobs for r in res.rounds[first - 1:]]
     on = np.zeros((repeats, len(kept)))
     off = np.zeros((repeats, len(kept)))
-    same_x = same_duals = 0
+    same_x = same_duals = not_reduced = 0
     with presolve_statuses() as statuses:
         for rep in range(repeats):
             for k, (model, lp, opts) in enumerate(kept):
                 t = time.perf_counter()
                 a = solve_relaxation(model, lp, opts)
                 on[rep, k] = time.perf_counter() - t
+                status = statuses[-1]  # the last HiGHS run of the solve with presolve (after any fallback)
                 t = time.perf_counter()
                 b = solve_relaxation(model, lp, opts, presolve=False)
                 off[rep, k] = time.perf_counter() - t
                 if rep == 0:
+                    not_reduced += status == highspy.HighsPresolveStatus.kNotReduced.name
                     same_x += bool(np.array_equal(a.x, b.x))
                     same_duals += bool(np.array_equal(a.row_dual, b.row_dual)
                                        and np.array_equal(a.col_dual, b.col_dual))
-    with_presolve = statuses[0::2]
-    not_reduced = sum(s == highspy.HighsPresolveStatus.kNotReduced.name for s in with_presolve[:len(kept)])
     cols = [lp.cost.shape[0] for _, lp, _ in kept]
     return {"jph": jph, "first": first, "last": last, "replay": replay, "lps": len(kept),
             "active": (min(active, default=0), max(active, default=0)),

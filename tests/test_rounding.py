@@ -124,4 +124,3 @@ def test_walk_reads_past_its_first_chunks() -> None:
     position = np.empty(m, np.int64)
     position[order] = np.arange(m)
     assert position[x > 0.5].max() > 128 + 512
-
