@@ -9,11 +9,17 @@ starts between rounds. Timers are plain ``perf_counter`` pairs around module fun
 profiler inflates Python code against compiled code); a part called inside another is counted in both, so
 the report gives each part in ms per round and as a share of the whole round, not a sum.
 
+A second table breaks HiGHS's runs down by pricing pass (pass 1 solves the first restricted LP, each later
+pass the LP with the columns and rows priced in after the pass before): runs per round, HiGHS's own ms per
+run, simplex iterations per run and the restricted LP's size. Rounds with fewer columns than
+``fairshare.methods.warm.PRICING_MIN_COLUMNS`` are solved as one LP, not by pricing, and do not appear there.
+
 Usage::
 
     python examples/round_parts.py                            # rounds 12,000-14,000 (1,400-1,600 waiting jobs)
     python examples/round_parts.py --first 2000 --last 3000   # a shorter queue
     python examples/round_parts.py --quick                    # 2,000 jobs, rounds 100-150 (seconds)
+    python examples/round_parts.py --name round_parts_highs_passes   # the same, another report file
 """
 
 from __future__ import annotations
@@ -56,6 +62,54 @@ PARTS: tuple[tuple[Any, str, str], ...] = (
     (simulator, "_between_rounds", "simulator: starts between rounds"),
 )
 """``(owner, attribute, label)`` of every timed part: a function of a module or a method of a class."""
+
+
+@contextlib.contextmanager
+def pricing_runs(timed: dict[str, float]) -> Iterator[list[tuple[int, int, int, int, float]]]:
+    """HiGHS's pricing runs inside :func:`timed_parts`'s window: ``(pass, iterations, columns, rows, seconds)``.
+
+    ``timed`` is the dict that :func:`timed_parts` yields; the window opens when it gets a ``"start"``. Each
+    run gives its pricing pass, HiGHS's simplex iterations, the restricted LP's columns and rows, and HiGHS's
+    own seconds.
+    """
+    runs: list[tuple[int, int, int, int, float]] = []
+    original = highs_solver.IncrementalLP.run
+
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if "start" not in timed:
+            return original(self, *args, **kwargs)
+        before, cols, rows = self.iterations, self.highs.getNumCol(), self.highs.getNumRow()
+        out = original(self, *args, **kwargs)
+        runs.append((self.passes, self.iterations - before, cols, rows, out.seconds))
+        return out
+
+    highs_solver.IncrementalLP.run = run  # type: ignore[method-assign]
+    try:
+        yield runs
+    finally:
+        highs_solver.IncrementalLP.run = original  # type: ignore[method-assign]
+
+
+def pass_table(runs: list[tuple[int, int, int, int, float]], n_rounds: int) -> list[str]:
+    """The report's lines on HiGHS's runs by pricing pass (``runs`` from :func:`pricing_runs`)."""
+    if not runs:
+        return ["No round of the window was solved by pricing (every LP had fewer than "
+                f"{warm_method.PRICING_MIN_COLUMNS:,} columns)."]
+    by_pass: dict[int, list[tuple[int, int, int, int, float]]] = defaultdict(list)
+    for r in runs:
+        by_pass[min(r[0], 4)].append(r)
+    total = sum(r[4] for r in runs)
+    lines = [f"HiGHS's runs in pricing: {len(runs) / n_rounds:.2f} per round, {total / len(runs) * 1e3:.3f} ms "
+             "each on average (HiGHS's own time).", "",
+             "| pricing pass | runs per round | HiGHS ms per run | simplex iterations per run | restricted LP "
+             "(columns x rows, mean) |", "|:---|---:|---:|---:|---:|"]
+    for k in sorted(by_pass):
+        rs = by_pass[k]
+        m = len(rs)
+        lines.append(f"| {k if k < 4 else '4 and later'} | {m / n_rounds:.2f} | {sum(r[4] for r in rs) / m * 1e3:.3f} "
+                     f"| {sum(r[1] for r in rs) / m:.1f} | {sum(r[2] for r in rs) / m:,.0f} x "
+                     f"{sum(r[3] for r in rs) / m:,.0f} |")
+    return lines
 
 
 @contextlib.contextmanager
@@ -102,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cold", action="store_true", help="without --warm-start")
     ap.add_argument("--quick", action="store_true", help="2,000 jobs, rounds 100-150")
     ap.add_argument("--out", type=Path, default=Path("docs/results"))
+    ap.add_argument("--name", default="round_parts", help="report file name in --out, without .md")
     args = ap.parse_args(argv)
     if args.quick:
         args.jobs, args.first, args.last = 2000, 100, 150
@@ -109,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--first ({args.first}) must be between 1 and --last ({args.last})")
     trace = generate_trace(args.jobs, jobs_per_hour=args.jobs_per_hour, seed=args.seed)
     options = {"polish": False, "warm_start": not args.cold}
-    with timed_parts(args.first) as seconds:
+    with timed_parts(args.first) as seconds, pricing_runs(seconds) as runs:
         res = simulator.simulate(trace, args.cluster, "fairshare", policy_options={"options": options},
                                  max_rounds=args.last, progress=False)
     if "start" not in seconds:
@@ -126,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
              "another counts in both.", "", "| part | ms per round | share of the round |", "|:---|---:|---:|"]
     for _, _, label in PARTS:
         lines.append(f"| {label} | {seconds[label] / n * 1e3:.2f} | {seconds[label] / whole:.2f} |")
-    write_report(args.out, "round_parts.md", lines)
+    lines += ["", *pass_table(runs, n)]
+    write_report(args.out, f"{args.name}.md", lines)
     return 0
 
 

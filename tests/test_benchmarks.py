@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+import pytest
+
 from tests._examples import load_example as load
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,18 +49,46 @@ def test_bench_long_trace_small(tmp_path) -> None:
 def test_round_parts_quick(tmp_path) -> None:
     mod = load("round_parts")
     before = [getattr(owner, attr) for owner, attr, _ in mod.PARTS]
+    run_before = mod.highs_solver.IncrementalLP.run
     assert mod.main(["--quick", "--out", str(tmp_path)]) == 0
     assert [getattr(owner, attr) for owner, attr, _ in mod.PARTS] == before  # every timer removed again
     text = (tmp_path / "round_parts.md").read_text()
     per_round = float(text.split(" ms per round (")[0].split("; ")[-1])
+    parts_table = text.split("\n\n")[2]
     rows = {c[0]: (float(c[1]), float(c[2])) for c in ([x.strip() for x in line.strip("|").split("|")]
-                                                        for line in text.splitlines()[6:] if line.startswith("| "))}
+                                                        for line in parts_table.splitlines()[2:])}
     assert set(rows) == {label for _, _, label in mod.PARTS}
     assert rows["policy (allocate)"][0] > 0 and rows["HiGHS run"][0] > 0
     assert all(ms <= per_round + 1e-9 and share <= 1.0 for ms, share in rows.values())
     # a part inside another never takes longer than it
     assert rows["HiGHS run"][0] <= rows["LP and rounding"][0] <= rows["policy (allocate)"][0]
+    # these small rounds are solved as one LP: no pricing pass to report, and the timer on the runs removed
+    assert "No round of the window was solved by pricing" in text
+    assert mod.highs_solver.IncrementalLP.run is run_before
     assert mod.main(["--jobs", "50", "--first", "5000", "--last", "5000", "--out", str(tmp_path)]) == 1
+
+
+def test_round_parts_pricing_passes(tmp_path, monkeypatch) -> None:
+    import fairshare.methods.warm as warm
+
+    mod = load("round_parts")
+    monkeypatch.setattr(warm, "PRICING_MIN_COLUMNS", 0)  # price every round, so that small rounds have passes
+    assert mod.main(["--quick", "--out", str(tmp_path), "--name", "passes"]) == 0
+    assert not (tmp_path / "round_parts.md").exists()
+    text = (tmp_path / "passes.md").read_text()
+    n_rounds = int(text.split(" ms per round (")[1].split(" rounds")[0].replace(",", ""))
+    per_round = float(text.split("HiGHS's runs in pricing: ")[1].split(" per round")[0])
+    table = [[x.strip() for x in line.strip("|").split("|")] for line in text.split("\n\n")[4].splitlines()[2:]]
+    passes = [row[0] for row in table]
+    assert passes[0] == "1" and passes == sorted(passes)
+    runs = [float(row[1]) for row in table]
+    # one first pass per priced round (every round here), and no later pass more often than the one before it
+    assert runs[0] == pytest.approx(1.0, abs=0.01)
+    assert all(later <= earlier + 0.01 for earlier, later in zip(runs, runs[1:]))
+    assert sum(runs) == pytest.approx(per_round, abs=0.02 * len(runs))
+    assert all(float(row[2]) > 0 and float(row[3]) >= 0 for row in table)
+    assert all(float(row[4].split(" x ")[0].replace(",", "")) > 0 for row in table)
+    assert n_rounds == 51
 
 
 def test_pricing_batch_quick(tmp_path) -> None:
@@ -138,3 +168,28 @@ def test_bench_presolve_quick(tmp_path) -> None:
     assert lps > 0 and float(cells[5]) > 0 and float(cells[6]) > 0
     # where presolve removed nothing, the point is the same without it
     assert int(cells[9]) >= int(cells[8]) and int(cells[8]) <= lps
+
+
+def test_bench_highs_options_quick(tmp_path, monkeypatch) -> None:
+    import fairshare.methods.fast as fast
+    import fairshare.methods.warm as warm
+    import fairshare.solvers.highs as highs
+
+    mod = load("bench_highs_options")
+    before = (fast.solve_priced, highs.IncrementalLP.__init__)
+    assert mod.main(["--quick", "--repeats", "1", "--out", str(tmp_path)]) == 0
+    assert "No round of rounds 100-120 was solved by pricing" in (tmp_path / "bench_highs_options_quick.md").read_text()
+    monkeypatch.setattr(warm, "PRICING_MIN_COLUMNS", 0)  # price every round, so that these small rounds are kept
+    assert mod.main(["--quick", "--repeats", "1", "--out", str(tmp_path)]) == 0
+    assert (fast.solve_priced, highs.IncrementalLP.__init__) == before  # the capture and the options removed again
+    text = (tmp_path / "bench_highs_options_quick.md").read_text()
+    kept = int(text.split(" rounds solved by pricing")[0].split(": ")[-1])
+    rows = {c[0]: c[1:] for c in ([x.strip() for x in line.strip("|").split("|")]
+                                  for line in text.splitlines() if line.startswith("| ") and "---" not in line)
+            if c[0] != "HiGHS options"}
+    assert list(rows) == [label for label, _ in mod.VARIANTS]
+    reference = rows["fairshare's options"]
+    assert float(reference[1]) == 1.0 and reference[4] == f"{kept} of {kept}"  # the reference against itself
+    for cells in rows.values():
+        assert float(cells[0]) > 0 and float(cells[2]) >= 1.0  # every priced round runs HiGHS at least once
+        assert 0 <= int(cells[4].split(" of ")[0]) <= kept
