@@ -8,14 +8,17 @@ trace of ``bench_long_trace.py`` (Gavel's recipe, seed 0, 36 V100 + 36 P100 + 36
 each kept round again by pricing (:func:`fairshare.methods.warm.solve_priced`) with HiGHS's options as in
 fairshare and with each variant below, the variants in turn, ``--repeats`` times, and reports the mean ms
 per round (median over the repeats), HiGHS runs and simplex iterations per round, and in how many rounds
-the LP point is the same bit for bit as with fairshare's options.
+the LP point is the same bit for bit as with fairshare's options. The variants run in a rotating order
+(each first in one repeat).
 
-Each replayed round gets a new HiGHS object (the simulation reuses one), the same for every variant.
+Each replayed round gets a new HiGHS object (the simulation reuses one), the same for every variant. The
+script reads the warm state through its private helpers (``WarmStart._copy``, ``_fetch_basis``): a
+benchmark harness, not an example of the API.
 
 Usage::
 
-    python examples/bench_highs_options.py          # rounds 12,000-12,300 at 6 jobs/h (about 1,400 waiting; ~2 min)
-    python examples/bench_highs_options.py --quick  # 2,000 jobs, rounds 100-120 (seconds; small rounds)
+    python examples/bench_highs_options.py --repeats 7   # rounds 12,000-12,300 at 6 jobs/h (~1,400 waiting; ~90 s)
+    python examples/bench_highs_options.py --quick       # 2,000 jobs, rounds 100-120 (seconds; small rounds)
 """
 
 from __future__ import annotations
@@ -28,20 +31,25 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import highspy
 import numpy as np
 
 import fairshare.methods.fast as fast_method
 import fairshare.methods.warm as warm_method
+import fairshare.sim.simulator as simulator
 import fairshare.solvers.highs as highs_solver
-from fairshare.sim.simulator import simulate
+from fairshare.formulation import LinearProgram, RoundModel
+from fairshare.methods.options import SolveOptions
+from fairshare.methods.warm import WarmStart
 from fairshare.sim.traces import generate_trace
 
 if __package__:  # python -m examples.bench_highs_options
-    from ._common import write_report
+    from ._common import log, long_trace_arguments, write_report
 else:  # python examples/bench_highs_options.py
-    from _common import write_report
+    from _common import log, long_trace_arguments, write_report
 
-CLUSTER = "V100=36,P100=36,K80=36"
+Kept = tuple[RoundModel, LinearProgram, SolveOptions, WarmStart]
+"""A kept round: its model, LP, options and (a copy of) the warm state it started from."""
 
 VARIANTS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("fairshare's options", {}),
@@ -53,29 +61,35 @@ VARIANTS: tuple[tuple[str, dict[str, Any]], ...] = (
 
 
 @contextlib.contextmanager
-def priced_rounds(first: int) -> Iterator[list[tuple[Any, Any, Any, Any]]]:
-    """``(model, lp, options, warm state)`` of every priced round from the ``first``-th solve on.
+def priced_rounds(first: int) -> Iterator[list[Kept]]:
+    """Every priced round of a simulation from its ``first``-th round (1-based) on, as :data:`Kept`.
 
-    The warm state is a copy of the one the round started from, its previous basis read from HiGHS first (a
-    kept state must not refer to the HiGHS object that the next round reuses).
+    Rounds are counted as the simulator builds their problems (once per round). The warm state is a copy of
+    the one the round started from, its previous basis read from HiGHS first (a kept state must not refer to
+    the HiGHS object that the next round reuses).
     """
-    kept: list[tuple[Any, Any, Any, Any]] = []
-    seen = [0]
-    original = fast_method.solve_priced
+    kept: list[Kept] = []
+    rounds = [0]
+    original, original_problem = fast_method.solve_priced, simulator._Ledger.problem
+
+    def problem(self: Any, *args: Any, **kwargs: Any) -> Any:
+        rounds[0] += 1
+        return original_problem(self, *args, **kwargs)
 
     def keep(model: Any, lp: Any, opts: Any, warm: Any = None, **kw: Any) -> Any:
-        seen[0] += 1
-        if seen[0] >= first and warm is not None and model.columns.num >= warm_method.PRICING_MIN_COLUMNS:
+        if rounds[0] >= first and warm is not None and model.columns.num >= warm_method.PRICING_MIN_COLUMNS:
             if not warm.empty:
                 warm._fetch_basis()
             kept.append((model, lp, opts, warm._copy()))
         return original(model, lp, opts, warm, **kw)
 
     fast_method.solve_priced = keep  # type: ignore[assignment]
+    simulator._Ledger.problem = problem  # type: ignore[method-assign]
     try:
         yield kept
     finally:
         fast_method.solve_priced = original
+        simulator._Ledger.problem = original_problem  # type: ignore[method-assign]
 
 
 @contextlib.contextmanager
@@ -86,7 +100,8 @@ def highs_options(options: dict[str, Any]) -> Iterator[None]:
     def init(self: Any, *args: Any, **kwargs: Any) -> None:
         original(self, *args, **kwargs)
         for key, value in options.items():
-            self.highs.setOptionValue(key, value)
+            if self.highs.setOptionValue(key, value) == highspy.HighsStatus.kError:
+                raise RuntimeError(f"HiGHS refused the option {key} = {value!r}")
 
     highs_solver.IncrementalLP.__init__ = init  # type: ignore[method-assign]
     try:
@@ -95,17 +110,18 @@ def highs_options(options: dict[str, Any]) -> Iterator[None]:
         highs_solver.IncrementalLP.__init__ = original  # type: ignore[method-assign]
 
 
-def replay(kept: list[tuple[Any, Any, Any, Any]], repeats: int) -> list[dict[str, Any]]:
-    """Every kept round solved again under each variant, the variants in turn, ``repeats`` times."""
+def replay(kept: list[Kept], repeats: int) -> list[dict[str, Any]]:
+    """Every kept round solved again under each variant, the variants in turn (order rotating), ``repeats`` times."""
     seconds = np.zeros((len(VARIANTS), repeats))
     runs = np.zeros(len(VARIANTS))
     iterations = np.zeros(len(VARIANTS))
     points: list[list[Any]] = [[] for _ in VARIANTS]
     for rep in range(repeats):
-        for v, (_, options) in enumerate(VARIANTS):
-            with highs_options(options):
+        for v in np.roll(np.arange(len(VARIANTS)), -rep).tolist():
+            with highs_options(VARIANTS[v][1]):
                 for model, lp, opts, warm in kept:
                     state = warm._copy()
+                    state.passes = state.iterations = 0  # what this solve reports (a failed pricing falls back)
                     t = time.perf_counter()
                     out = warm_method.solve_priced(model, lp, opts, state)
                     seconds[v, rep] += time.perf_counter() - t
@@ -123,26 +139,28 @@ def replay(kept: list[tuple[Any, Any, Any, Any]], repeats: int) -> list[dict[str
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--jobs-per-hour", type=float, default=6.0)
+    long_trace_arguments(ap)
     ap.add_argument("--first", type=int, default=12_000, help="first kept round (1-based)")
     ap.add_argument("--last", type=int, default=12_300, help="last round replayed")
     ap.add_argument("--repeats", type=int, default=3, help="solves of each round under each variant")
     ap.add_argument("--quick", action="store_true", help="2,000 jobs, rounds 100-120")
     ap.add_argument("--out", type=Path, default=Path("docs/results"))
     args = ap.parse_args(argv)
-    jobs = 2000 if args.quick else 100_000
     if args.quick:
-        args.first, args.last = 100, 120
+        args.jobs, args.first, args.last = 2000, 100, 120
     if not 1 <= args.first <= args.last:
         ap.error(f"--first ({args.first}) must be between 1 and --last ({args.last})")
-    trace = generate_trace(jobs, jobs_per_hour=args.jobs_per_hour, seed=0)
+    trace = generate_trace(args.jobs, jobs_per_hour=args.jobs_per_hour, seed=args.seed)
     with priced_rounds(args.first) as kept:
-        res = simulate(trace, CLUSTER, "fairshare", max_rounds=args.last, progress=False,
-                       policy_options={"options": {"polish": False, "warm_start": True}})
+        res = simulator.simulate(trace, args.cluster, "fairshare", max_rounds=args.last, progress=False,
+                                 policy_options={"options": {"polish": False, "warm_start": True}})
+    if len(res.rounds) < args.first:
+        log(f"[bench_highs_options] the run ended after {len(res.rounds)} rounds, before round {args.first}")
+        return 1
     active = [r.active_jobs for r in res.rounds[args.first - 1:]]
-    print(f"[bench_highs_options] {len(kept)} priced rounds kept", file=sys.stderr)
-    lines = [f"# HiGHS's options on warm rounds' restricted LPs ({jobs:,} Gavel-recipe jobs at "
-             f"{args.jobs_per_hour:g} jobs/h, seed 0, {CLUSTER})", ""]
+    log(f"[bench_highs_options] {len(kept)} priced rounds kept")
+    lines = [f"# HiGHS's options on warm rounds' restricted LPs ({args.jobs:,} Gavel-recipe jobs at "
+             f"{args.jobs_per_hour:g} jobs/h, seed {args.seed}, {args.cluster})", ""]
     if not kept:
         lines.append(f"No round of rounds {args.first:,}-{args.last:,} was solved by pricing (every LP had fewer "
                      f"than {warm_method.PRICING_MIN_COLUMNS:,} columns).")

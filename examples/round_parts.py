@@ -19,7 +19,7 @@ Usage::
     python examples/round_parts.py                            # rounds 12,000-14,000 (1,400-1,600 waiting jobs)
     python examples/round_parts.py --first 2000 --last 3000   # a shorter queue
     python examples/round_parts.py --quick                    # 2,000 jobs, rounds 100-150 (seconds)
-    python examples/round_parts.py --name round_parts_highs_passes   # the same, another report file
+    python examples/round_parts.py --name round_parts_highs_passes   # the same into another report file
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import fairshare.methods.fast as fast_method
 import fairshare.methods.warm as warm_method
@@ -64,15 +64,23 @@ PARTS: tuple[tuple[Any, str, str], ...] = (
 """``(owner, attribute, label)`` of every timed part: a function of a module or a method of a class."""
 
 
-@contextlib.contextmanager
-def pricing_runs(timed: dict[str, float]) -> Iterator[list[tuple[int, int, int, int, float]]]:
-    """HiGHS's pricing runs inside :func:`timed_parts`'s window: ``(pass, iterations, columns, rows, seconds)``.
+class PricingRun(NamedTuple):
+    """One HiGHS run of a round solved by pricing."""
 
-    ``timed`` is the dict that :func:`timed_parts` yields; the window opens when it gets a ``"start"``. Each
-    run gives its pricing pass, HiGHS's simplex iterations, the restricted LP's columns and rows, and HiGHS's
-    own seconds.
+    pricing_pass: int   # 1: the first restricted LP of its round
+    iterations: int     # HiGHS's simplex iterations in the run
+    columns: int        # of the restricted LP solved
+    rows: int
+    seconds: float      # HiGHS's own time
+
+
+@contextlib.contextmanager
+def pricing_runs(timed: dict[str, float]) -> Iterator[list[PricingRun]]:
+    """HiGHS's pricing runs inside :func:`timed_parts`'s window, one :class:`PricingRun` each.
+
+    ``timed`` is the dict that :func:`timed_parts` yields; the window opens when it gets a ``"start"``.
     """
-    runs: list[tuple[int, int, int, int, float]] = []
+    runs: list[PricingRun] = []
     original = highs_solver.IncrementalLP.run
 
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -80,7 +88,7 @@ def pricing_runs(timed: dict[str, float]) -> Iterator[list[tuple[int, int, int, 
             return original(self, *args, **kwargs)
         before, cols, rows = self.iterations, self.highs.getNumCol(), self.highs.getNumRow()
         out = original(self, *args, **kwargs)
-        runs.append((self.passes, self.iterations - before, cols, rows, out.seconds))
+        runs.append(PricingRun(self.passes, self.iterations - before, cols, rows, out.seconds))
         return out
 
     highs_solver.IncrementalLP.run = run  # type: ignore[method-assign]
@@ -90,25 +98,30 @@ def pricing_runs(timed: dict[str, float]) -> Iterator[list[tuple[int, int, int, 
         highs_solver.IncrementalLP.run = original  # type: ignore[method-assign]
 
 
-def pass_table(runs: list[tuple[int, int, int, int, float]], n_rounds: int) -> list[str]:
-    """The report's lines on HiGHS's runs by pricing pass (``runs`` from :func:`pricing_runs`)."""
+def pass_table(runs: list[PricingRun], n_rounds: int, warm: bool = True) -> list[str]:
+    """The report's lines on HiGHS's runs by pricing pass (``runs`` from :func:`pricing_runs`).
+
+    Runs per round count over every round of the window (``n_rounds``), priced or not: the first pass's
+    figure is the share of the window's rounds solved by pricing.
+    """
     if not runs:
-        return ["No round of the window was solved by pricing (every LP had fewer than "
-                f"{warm_method.PRICING_MIN_COLUMNS:,} columns)."]
-    by_pass: dict[int, list[tuple[int, int, int, int, float]]] = defaultdict(list)
+        why = ("rounds without --warm-start are solved as one LP" if not warm else
+               f"every LP had fewer than {warm_method.PRICING_MIN_COLUMNS:,} columns")
+        return [f"No round of the window was solved by pricing ({why})."]
+    by_pass: dict[int, list[PricingRun]] = defaultdict(list)
     for r in runs:
-        by_pass[min(r[0], 4)].append(r)
-    total = sum(r[4] for r in runs)
-    lines = [f"HiGHS's runs in pricing: {len(runs) / n_rounds:.2f} per round, {total / len(runs) * 1e3:.3f} ms "
-             "each on average (HiGHS's own time).", "",
+        by_pass[min(r.pricing_pass, 4)].append(r)
+    total = sum(r.seconds for r in runs)
+    lines = [f"HiGHS's runs in pricing: {len(runs) / n_rounds:.2f} per round of the window, "
+             f"{total / len(runs) * 1e3:.3f} ms each on average (HiGHS's own time).", "",
              "| pricing pass | runs per round | HiGHS ms per run | simplex iterations per run | restricted LP "
              "(columns x rows, mean) |", "|:---|---:|---:|---:|---:|"]
     for k in sorted(by_pass):
         rs = by_pass[k]
         m = len(rs)
-        lines.append(f"| {k if k < 4 else '4 and later'} | {m / n_rounds:.2f} | {sum(r[4] for r in rs) / m * 1e3:.3f} "
-                     f"| {sum(r[1] for r in rs) / m:.1f} | {sum(r[2] for r in rs) / m:,.0f} x "
-                     f"{sum(r[3] for r in rs) / m:,.0f} |")
+        lines.append(f"| {k if k < 4 else '4 and later'} | {m / n_rounds:.2f} | "
+                     f"{sum(r.seconds for r in rs) / m * 1e3:.3f} | {sum(r.iterations for r in rs) / m:.1f} | "
+                     f"{sum(r.columns for r in rs) / m:,.0f} x {sum(r.rows for r in rs) / m:,.0f} |")
     return lines
 
 
@@ -181,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
              "another counts in both.", "", "| part | ms per round | share of the round |", "|:---|---:|---:|"]
     for _, _, label in PARTS:
         lines.append(f"| {label} | {seconds[label] / n * 1e3:.2f} | {seconds[label] / whole:.2f} |")
-    lines += ["", *pass_table(runs, n)]
+    lines += ["", *pass_table(runs, n, warm=not args.cold)]
     write_report(args.out, f"{args.name}.md", lines)
     return 0
 
