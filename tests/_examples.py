@@ -43,3 +43,15 @@ def read_csv(path: Path) -> list[dict[str, str]]:
     """Rows of a CSV file with a header, as dicts of strings."""
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
+
+
+def table_rows(md: str, first_header: str) -> list[list[str]]:
+    """Data rows (cells stripped) of the first Markdown table whose header starts with ``| first_header |``."""
+    lines = md.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(f"| {first_header} |"))
+    rows = []
+    for ln in lines[start + 2:]:
+        if not ln.startswith("|"):
+            break
+        rows.append([c.strip() for c in ln.strip("|").split("|")])
+    return rows

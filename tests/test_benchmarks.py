@@ -8,20 +8,10 @@ from pathlib import Path
 import pytest
 
 from tests._examples import load_example as load
+from tests._examples import table_rows as md_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
-
-def md_table(text: str, header: str) -> list[list[str]]:
-    """The body rows (cells stripped) of the Markdown table of ``text`` whose header row starts ``| header |``."""
-    lines = text.splitlines()
-    at = next(i for i, line in enumerate(lines) if line.startswith(f"| {header} |"))
-    rows = []
-    for line in lines[at + 2:]:
-        if not line.startswith("|"):
-            break
-        rows.append([c.strip() for c in line.strip("|").split("|")])
-    return rows
 
 
 def test_bench_round_quick(tmp_path) -> None:

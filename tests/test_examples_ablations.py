@@ -10,19 +10,7 @@ import math
 from pathlib import Path
 
 import pytest
-from _examples import load_example, read_csv
-
-
-def _table_rows(md: str, first_header: str) -> list[list[str]]:
-    """Data rows of the first Markdown table whose header starts with ``| first_header |``."""
-    lines = md.splitlines()
-    start = next(i for i, ln in enumerate(lines) if ln.startswith(f"| {first_header} |"))
-    rows = []
-    for ln in lines[start + 2:]:
-        if not ln.startswith("|"):
-            break
-        rows.append([c.strip() for c in ln.strip("|").split("|")])
-    return rows
+from _examples import load_example, read_csv, table_rows
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +42,7 @@ def test_tradeoff_one_row_per_epsilon(tradeoff_out: Path) -> None:
     rows = read_csv(tradeoff_out / "tradeoff_epsilon.csv")
     assert [float(r["epsilon"]) for r in rows] == [0.0, 0.05, 0.1, 0.2, 0.4, 1.0]
     assert "max-throughput" in rows[-1]["label"]
-    md_rows = _table_rows((tradeoff_out / "tradeoff_epsilon.md").read_text(), "epsilon")
+    md_rows = table_rows((tradeoff_out / "tradeoff_epsilon.md").read_text(), "epsilon")
     assert [r[0] for r in md_rows] == [r["label"] for r in rows]
     runs = read_csv(tradeoff_out / "tradeoff_epsilon_runs.csv")
     assert len(runs) == 6  # one seed at --quick
@@ -97,10 +85,10 @@ def test_ablations_one_row_per_variant(ablations_out: Path) -> None:
     rows = read_csv(ablations_out / "ablations.csv")
     assert [r["variant"] for r in rows] == VARIANTS
     md = (ablations_out / "ablations.md").read_text()
-    assert [r[0] for r in _table_rows(md, "variant")] == VARIANTS  # main table
+    assert [r[0] for r in table_rows(md, "variant")] == VARIANTS  # main table
     assert "## Change vs full" in md
     change = md.split("## Change vs full", 1)[1]
-    assert [r[0] for r in _table_rows(change, "variant")] == VARIANTS[1:]
+    assert [r[0] for r in table_rows(change, "variant")] == VARIANTS[1:]
     assert [r["variant"] for r in read_csv(ablations_out / "ablations_runs.csv")] == VARIANTS  # one seed
 
 
