@@ -13,7 +13,6 @@ from tests._examples import table_rows as md_table
 ROOT = Path(__file__).resolve().parents[1]
 
 
-
 def test_bench_round_quick(tmp_path) -> None:
     assert load("bench_round").main(["--quick", "--out", str(tmp_path)]) == 0
     with open(tmp_path / "bench_round.csv") as f:
@@ -175,15 +174,17 @@ def test_bench_presolve_quick(tmp_path) -> None:
 def test_bench_highs_options_quick(tmp_path, monkeypatch) -> None:
     import fairshare.methods.fast as fast
     import fairshare.methods.warm as warm
+    import fairshare.sim.simulator as simulator
     import fairshare.solvers.highs as highs
 
     mod = load("bench_highs_options")
-    before = (fast.solve_priced, highs.IncrementalLP.__init__)
+    before = (fast.solve_priced, highs.IncrementalLP.__init__, simulator._Ledger.problem)
     assert mod.main(["--quick", "--repeats", "1", "--out", str(tmp_path)]) == 0
     assert "No round of rounds 100-120 was solved by pricing" in (tmp_path / "bench_highs_options_quick.md").read_text()
     monkeypatch.setattr(warm, "PRICING_MIN_COLUMNS", 0)  # price every round, so that these small rounds are kept
     assert mod.main(["--quick", "--repeats", "1", "--out", str(tmp_path)]) == 0
-    assert (fast.solve_priced, highs.IncrementalLP.__init__) == before  # the capture and the options removed again
+    # the capture, the round counter and the options removed again
+    assert (fast.solve_priced, highs.IncrementalLP.__init__, simulator._Ledger.problem) == before
     text = (tmp_path / "bench_highs_options_quick.md").read_text()
     kept = int(text.split(" rounds solved by pricing")[0].split(": ")[-1])
     assert kept == 21  # every round of 100-120 (each has jobs, and every round is priced here)
