@@ -187,11 +187,17 @@ def test_end_column_iso_times_and_censored_column(tmp_path: Path, modern) -> Non
                    "a,2024-01-01 00:00:00,2024-01-01 00:10:00,2024-01-01 01:10:00,2,0\n"
                    "b,2024-01-01 00:05:00,,2024-01-01 00:35:00,1,yes\n"
                    "c,2024-01-01 00:06:00,,,1,0\n")
+    # with --start, an empty start means the job never started (b was cancelled while waiting)
     cols = CsvColumns(arrival="sub", gpus="g", end="end", start="start", censored="c", id="id")
+    r = import_trace([src], "csv", catalog=modern, columns=cols)
+    assert r.trace.id == ("a",) and r.skipped == {"never started": 2}
+    assert [float(m["run_seconds"]) for m in r.trace.metadata] == [3600.0]
+    # without --start, the run time counts from the submit time
+    cols = CsvColumns(arrival="sub", gpus="g", end="end", censored="c", id="id")
     r = import_trace([src], "csv", catalog=modern, columns=cols)
     t = r.trace
     assert t.id == ("a", "b") and t.arrival.tolist() == [0.0, 300.0] and t.censored.tolist() == [False, True]
-    assert [float(m["run_seconds"]) for m in t.metadata] == [3600.0, 1800.0]
+    assert [float(m["run_seconds"]) for m in t.metadata] == [4200.0, 1800.0]
     assert r.skipped == {"never started": 1}
 
 

@@ -17,7 +17,7 @@ from fairshare.cli._files import check_readable, write_text
 from fairshare.cli.catalog import add_catalog_option, add_debug_option, load_cli_catalog
 from fairshare.errors import InvalidInputError
 
-__all__ = ["add_import_command", "parse_type_map"]
+__all__ = ["add_import_command", "parse_type_map", "parse_window"]
 
 
 def parse_type_map(values: list[str] | None) -> dict[str, str]:
@@ -34,6 +34,32 @@ def parse_type_map(values: list[str] | None) -> dict[str, str]:
                 raise InvalidInputError("--gpu-type-map", text, f"expected KIND=TYPE pairs, got {part!r}")
             out[kind.strip()] = name.strip()
     return out
+
+
+def parse_window(text: str | None) -> tuple[float | None, float | None] | None:
+    """``"3000:3168"`` -> ``(3000.0, 3168.0)``; either side may be empty (``"3000:"``, ``":48"``).
+
+    >>> parse_window("3000:3168")
+    (3000.0, 3168.0)
+    >>> parse_window(":48")
+    (None, 48.0)
+    """
+    if text is None:
+        return None
+    lo, colon, hi = text.partition(":")
+    if not colon or not (lo.strip() or hi.strip()):
+        raise InvalidInputError("--window", text, "expected FROM:TO in hours since the first submission "
+                                "(e.g. 3000:3168; either side may be empty)")
+    bounds: list[float | None] = []
+    for part in (lo.strip(), hi.strip()):
+        if not part:
+            bounds.append(None)
+            continue
+        try:
+            bounds.append(float(part))
+        except ValueError:
+            raise InvalidInputError("--window", text, f"{part!r} is not a number of hours") from None
+    return bounds[0], bounds[1]
 
 
 def _import(args: Namespace) -> int:
@@ -72,8 +98,15 @@ def _import(args: Namespace) -> int:
             raise InvalidInputError("--cluster", args.cluster, exc.reason) from None
     cat = load_cli_catalog(args)
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
-    res = import_trace(args.files, args.format, catalog=cat, columns=columns, fractional=args.fractional,
-                       gpu_type_map=parse_type_map(args.gpu_type_map), models=models, gpu_types=targets)
+    window = parse_window(args.window)
+    try:
+        res = import_trace(args.files, args.format, catalog=cat, columns=columns, fractional=args.fractional,
+                           gpu_type_map=parse_type_map(args.gpu_type_map), models=models, gpu_types=targets,
+                           window=window)
+    except InvalidInputError as exc:
+        if exc.field != "window":
+            raise
+        raise InvalidInputError("--window", args.window, exc.reason) from None
     text = format_trace(res.trace, fmt, meta={"imported": res.source} if fmt == "json" else None)
     write_text("--output", out, text)
     for line in res.summary():
@@ -106,12 +139,16 @@ def add_import_command(sub: _SubParsersAction[ArgumentParser]) -> None:
     p.add_argument("--gpu-type-map", action="append", metavar="KIND=TYPE[,...]",
                    help="name the trace's GPU kinds with catalog types (e.g. G2=A100-80GB); repeatable")
     p.add_argument("--models", default=None, metavar="M1,M2", help="models the rule may choose from (default: all)")
+    p.add_argument("--window", default=None, metavar="FROM:TO",
+                   help="keep the jobs submitted FROM to TO hours after the source's first submission (either "
+                        "side may be empty); the others are counted as skipped")
     g = p.add_argument_group("--format csv: columns (names in the header) and units")
     g.add_argument("--arrival", metavar="COL", help="submit time (number in --time-unit, or ISO 8601 date, UTC)")
     g.add_argument("--gpus", metavar="COL", help="GPUs asked for (in --gpu-unit)")
     g.add_argument("--duration", metavar="COL", help="run time (number in --time-unit)")
     g.add_argument("--end", metavar="COL", help="end time, instead of --duration (run time = end - start)")
-    g.add_argument("--start", metavar="COL", help="start time (with --end; default: the submit time)")
+    g.add_argument("--start", metavar="COL", help="start time (with --end; default: the submit time); an empty cell: "
+                                                    "never started")
     g.add_argument("--gpu-type", metavar="COL", help="GPU type the job ran on")
     g.add_argument("--user", metavar="COL", help="user (becomes the tenant)")
     g.add_argument("--id", metavar="COL", help="job id (default: the data row number)")

@@ -10,6 +10,10 @@ real trace"):
    GPUs than any catalog workload has data for, and (``fractional="drop"``) requests that are not a whole
    number of GPUs.
 2. **Arrival** = submit time minus the earliest submit time of the kept jobs (the first job arrives at 0).
+   ``window=(FROM, TO)`` (hours) first keeps only the jobs submitted in ``[FROM, TO)`` hours after the
+   earliest submission of the source's jobs (a job without a GPU request does not count, nor set that
+   origin); the others are counted as skipped, before or after the window. Jobs submitted before the window
+   are left out even if they were still running in it: the replay starts on an empty cluster.
 3. **GPUs.** ``gpus`` keeps the request exactly as the source gives it (0.5 for half a GPU). A request of
    part of one GPU (``0 < gpus < 1``) becomes a fractional ``scale`` equal to the request
    (``fractional="share"``, the default: the job holds that share of one GPU); any other request is scheduled
@@ -112,7 +116,7 @@ class CsvColumns:
     end : str, optional
         End time (as ``arrival``); run time = end - ``start`` (or end - arrival without ``start``).
     start : str, optional
-        Start time (as ``arrival``).
+        Start time (as ``arrival``); a row whose start is empty never started and is left out.
     gpu_type, user, id, model, status : str, optional
         GPU type it ran on; user (the tenant); job id (default: the data row number); model or class name;
         status.
@@ -167,8 +171,39 @@ class _Raw:
     user: list[str] = field(default_factory=list)
     model_key: list[str] = field(default_factory=list)      # source model/class name, "" none
     meta: list[dict[str, str]] = field(default_factory=list)
-    skipped: Counter[str] = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)   # left out where no submit time is known
+    skipped_at: list[tuple[str, float]] = field(default_factory=list)  # (reason, submit time) of the others
     inventory: dict[str, int] = field(default_factory=dict)  # source GPU type -> GPUs (machine list)
+
+    def skip(self, reason: str, submit: float) -> None:
+        """Leave out a job submitted at ``submit`` (counted by :meth:`in_window`)."""
+        self.skipped_at.append((reason, submit))
+
+    def in_window(self, window: tuple[float | None, float | None] | None) -> tuple[np.ndarray, Counter[str]]:
+        """Mask of the added jobs submitted in ``window`` and every job left out, counted by reason.
+
+        ``window`` is in hours after the source's first submission (of any job, added or left out). Jobs
+        submitted outside it count as before or after the window, whatever else would have left them out.
+        """
+        submit = np.array(self.submit, float)
+        when = np.array([t for _, t in self.skipped_at], float)
+        keep = np.ones(len(submit), dtype=bool)
+        kept_skips = np.ones(len(when), dtype=bool)
+        out: Counter[str] = Counter(self.skipped)
+        if window is not None and len(submit) + len(when):
+            origin = float(np.concatenate([submit, when]).min())
+            lo, hi = (None if b is None else origin + 3600.0 * b for b in window)
+            for times, mask in ((when, kept_skips), (submit, keep)):
+                if lo is not None:
+                    out["submitted before the window"] += int((times < lo).sum())
+                    mask &= times >= lo
+                if hi is not None:
+                    out["submitted after the window"] += int((mask & (times >= hi)).sum())
+                    mask &= times < hi
+        for (reason, _), inside in zip(self.skipped_at, kept_skips, strict=True):
+            if inside:
+                out[reason] += 1
+        return keep, +out
 
     def add(self, jid: str, submit: float, run: float, censored: bool, gpus: float, gpu_type: str, user: str,
             model_key: str, meta: dict[str, str]) -> None:
@@ -224,6 +259,11 @@ class ImportResult:
                  f"{', '.join(map(str, part)) or '-'})"]
         if self.skipped:
             lines.append("skipped: " + ", ".join(f"{n} {why}" for why, n in self.skipped.items()))
+        window = self.source.get("window")
+        span = float(t.arrival.max()) / 3600.0
+        where = (f"submitted in the window {_hours(window[0])}:{_hours(window[1])} h of the source"
+                 if window else "--window FROM:TO keeps a part")
+        lines.append(f"arrivals: 0 to {span:,.1f} h ({where})")
         if self.suggested_cluster:
             lines.append(f"suggested: --cluster {self.cluster_spec}")
         if self.unmapped:
@@ -234,6 +274,31 @@ class ImportResult:
 
 
 # ------------------------------------------------------------------------------------------------ helpers
+def _hours(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+def _check_window(window: Sequence[float | None] | None) -> tuple[float | None, float | None] | None:
+    if window is None:
+        return None
+    if isinstance(window, (str, bytes)) or len(window) != 2:
+        raise InvalidInputError("window", window, "expected (FROM, TO) in hours, either may be None")
+    bounds: list[float | None] = []
+    for value in window:
+        if value is None:
+            bounds.append(None)
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise InvalidInputError("window", window, "bounds must be numbers of hours or None")
+        if not math.isfinite(value) or value < 0:
+            raise InvalidInputError("window", window, "bounds must be finite and >= 0 hours")
+        bounds.append(float(value))
+    lo, hi = bounds
+    if lo is not None and hi is not None and hi <= lo:
+        raise InvalidInputError("window", window, "TO must be after FROM")
+    return (lo, hi) if (lo, hi) != (None, None) else None
+
+
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -366,7 +431,7 @@ def _philly(files: Sequence[tuple[str, bytes]]) -> _Raw:
     for i, job, t_sub, spans, gpus in parsed:
         jid = str(job.get("jobid") or f"job{i}")
         if not spans:
-            raw.skipped["never started"] += 1
+            raw.skip("never started", t_sub)
             continue
         censored = spans[-1][1] is None                      # the last attempt has no end: still running
         run = sum(((e if e is not None else end_of_trace) - s) for s, e in spans)
@@ -431,19 +496,19 @@ def _pai2020(files: Sequence[tuple[str, bytes]]) -> _Raw:
                 starts.append(float(t[4]))
             if t[5]:
                 ends.append(float(t[5]))
+        t_sub = _num(submit, f"{where}.start_time")
         if gpus <= 0:
-            raw.skipped["no GPU"] += 1
+            raw.skip("no GPU", t_sub)
             continue
         if not starts:
-            raw.skipped["never started"] += 1
+            raw.skip("never started", t_sub)
             continue
         censored = status == "Running" or not (end or ends)
         stop = end_of_trace if censored else max([float(end)] if end else ends)
         gpu_type = max(by_type, key=lambda k: by_type[k]) if by_type else ""
         meta = {"status": status, "inst_id": inst, "tasks": str(len(tasks.get(name, []))),
                 "gpu_types": "|".join(sorted(k for k in by_type if k)) if len(by_type) > 1 else ""}
-        raw.add(name, _num(submit, f"{where}.start_time"), stop - min(starts), censored, gpus, gpu_type, user, "",
-                meta)
+        raw.add(name, t_sub, stop - min(starts), censored, gpus, gpu_type, user, "", meta)
     return raw
 
 
@@ -482,11 +547,12 @@ def _openb2023(files: Sequence[tuple[str, bytes]]) -> _Raw:
         num = _num(p.get("num_gpu") or "0", f"{where}.num_gpu")
         milli = _num(p["gpu_milli"], f"{where}.gpu_milli") if p.get("gpu_milli") else 1000.0
         gpus = num * milli / 1000.0
+        t_sub = _num(p["creation_time"], f"{where}.creation_time")
         if gpus <= 0:
-            raw.skipped["no GPU"] += 1
+            raw.skip("no GPU", t_sub)
             continue
         if not p.get("scheduled_time"):
-            raw.skipped["never started"] += 1
+            raw.skip("never started", t_sub)
             continue
         start = _num(p["scheduled_time"], f"{where}.scheduled_time")
         stop = _num(p["deletion_time"], f"{where}.deletion_time") if p.get("deletion_time") else end_of_trace
@@ -494,8 +560,8 @@ def _openb2023(files: Sequence[tuple[str, bytes]]) -> _Raw:
         spec = p.get("gpu_spec", "")
         meta = {c: v for c, v in p.items() if c not in used}
         meta["gpu_spec"] = spec
-        raw.add(p["name"], _num(p["creation_time"], f"{where}.creation_time"), stop - start, censored, gpus,
-                spec if spec and "|" not in spec else "", "", "", meta)
+        raw.add(p["name"], t_sub, stop - start, censored, gpus, spec if spec and "|" not in spec else "", "", "",
+                meta)
     return raw
 
 
@@ -533,18 +599,18 @@ def _generic(files: Sequence[tuple[str, bytes]], cols: CsvColumns) -> _Raw:
         submit = _time(cell("arrival"), unit, f"row {k + 1}.{cols.arrival}")
         gpus = _num(cell("gpus") or "0", f"row {k + 1}.{cols.gpus}") * gunit
         if gpus <= 0:
-            raw.skipped["no GPU"] += 1
+            raw.skip("no GPU", submit)
             continue
         if cols.duration is not None:
             if not cell("duration"):
-                raw.skipped["never started"] += 1
+                raw.skip("never started", submit)
                 continue
             run = _num(cell("duration"), f"row {k + 1}.{cols.duration}") * unit
         else:
-            if not cell("end"):
-                raw.skipped["never started"] += 1
+            if not cell("end") or (cols.start is not None and not cell("start")):
+                raw.skip("never started", submit)
                 continue
-            begin = _time(cell("start"), unit, f"row {k + 1}.{cols.start}") if cols.start and cell("start") else submit
+            begin = _time(cell("start"), unit, f"row {k + 1}.{cols.start}") if cols.start is not None else submit
             run = _time(cell("end"), unit, f"row {k + 1}.{cols.end}") - begin
         status = cell("status")
         censored = (bool(status) and status in cols.running) or cell("censored").lower() in ("1", "true", "yes")
@@ -583,7 +649,8 @@ def _peak_in_use(submit: np.ndarray, run: np.ndarray, gpus: np.ndarray, kinds: l
 def import_trace(paths: Sequence[str | os.PathLike[str]], fmt: str, *, catalog: Catalog | None = None,
                  columns: CsvColumns | None = None, fractional: str = "share",
                  gpu_type_map: Mapping[str, str] | None = None, models: Sequence[str] | None = None,
-                 gpu_types: Sequence[str] | None = None) -> ImportResult:
+                 gpu_types: Sequence[str] | None = None,
+                 window: Sequence[float | None] | None = None) -> ImportResult:
     """Import a real cluster trace by the rule of the module documentation.
 
     Parameters
@@ -609,6 +676,9 @@ def import_trace(paths: Sequence[str | os.PathLike[str]], fmt: str, *, catalog: 
     gpu_types : sequence of str, optional
         Target GPU types: the cluster the trace will replay on (default: the suggested cluster's types when
         the trace names its GPU types, else every catalog type).
+    window : (float or None, float or None), optional
+        Keep only the jobs submitted from ``FROM`` (inclusive) to ``TO`` (exclusive) hours after the source's
+        first submission; ``None`` leaves that side open. The others are counted in ``skipped``.
 
     Returns
     -------
@@ -624,6 +694,7 @@ def import_trace(paths: Sequence[str | os.PathLike[str]], fmt: str, *, catalog: 
         raise InvalidInputError("format", fmt, f"unknown trace format (known: {', '.join(FORMATS)})")
     if fractional not in ("share", "whole", "drop"):
         raise InvalidInputError("fractional", fractional, "must be 'share', 'whole' or 'drop'")
+    span = _check_window(window)
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     if not paths:
@@ -646,19 +717,20 @@ def import_trace(paths: Sequence[str | os.PathLike[str]], fmt: str, *, catalog: 
     else:
         assert columns is not None
         raw = _generic(files, columns)
-    return _apply_rule(raw, cat, fmt, files, columns, fractional, user_map, models, gpu_types)
+    return _apply_rule(raw, cat, fmt, files, columns, fractional, user_map, models, gpu_types, span)
 
 
 def _apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]], columns: CsvColumns | None,
                 fractional: str, user_map: dict[str, str], models: Sequence[str] | None,
-                gpu_types: Sequence[str] | None) -> ImportResult:
-    skipped = Counter(raw.skipped)
+                gpu_types: Sequence[str] | None, window: tuple[float | None, float | None] | None) -> ImportResult:
+    inside, skipped = raw.in_window(window)
     n = len(raw.id)
     submit, run, gpus = np.array(raw.submit, float), np.array(raw.run, float), np.array(raw.gpus, float)
     mapped = [_map_type(g, cat, user_map) for g in raw.gpu_type]
-    # the suggested cluster: the machine list, else the peak in use per GPU type
-    inv = raw.inventory or (_peak_in_use(submit, np.maximum(run, 0), gpus, [g or "" for g in raw.gpu_type])
-                            if any(raw.gpu_type) else {})
+    # the suggested cluster: the machine list, else the peak in use per GPU type (of the jobs in the window)
+    inv = raw.inventory or (_peak_in_use(submit[inside], np.maximum(run[inside], 0), gpus[inside],
+                                         [g or "" for g, w in zip(raw.gpu_type, inside) if w])
+                            if any(g for g, w in zip(raw.gpu_type, inside) if w) else {})
     suggested: dict[str, int] = {}
     unmapped: dict[str, int] = {}
     for kind, count in inv.items():
@@ -697,6 +769,8 @@ def _apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]
     seen: dict[str, int] = {}
     ids: list[str] = []
     for i in range(n):
+        if not inside[i]:
+            continue
         if not math.isfinite(run[i]):
             skipped["never started"] += 1
             continue
@@ -772,6 +846,7 @@ def _apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]
         "target_gpu_types": list(targets),
         "fractional": fractional,
         "gpu_type_map": user_map,
+        "window": None if window is None else list(window),
         "models": None if models is None else list(models),
         "columns": None if columns is None else {f: getattr(columns, f) for f in columns.__dataclass_fields__},
         "jobs": len(trace), "censored": int(trace.censored.sum()), "skipped": dict(skipped),

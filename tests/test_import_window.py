@@ -1,0 +1,160 @@
+"""``import_trace(..., window=(FROM, TO))`` and ``fairshare trace import --window``: a part of a real trace."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fairshare.cli import main
+from fairshare.cli.importing import parse_window
+from fairshare.errors import InvalidInputError
+from fairshare.sim.catalog import load_catalog
+from fairshare.sim.importers import CsvColumns, import_trace
+
+DATA = Path(__file__).resolve().parent / "data" / "traces"
+GENERIC = DATA / "generic" / "my_cluster.csv"
+OPENB = sorted((DATA / "openb2023").glob("*.csv"))
+COLS = CsvColumns(arrival="submitted", gpus="gpus", duration="runtime_min", time_unit="min", gpu_type="gpu_model",
+                  user="owner", id="job", status="state", running=("RUNNING",))
+CLUSTER = ("T4", "A10", "A100-80GB", "H100")
+
+
+@functools.cache
+def _modern():
+    return load_catalog("modern")
+
+
+@functools.cache
+def _whole():
+    return import_trace([GENERIC], "csv", catalog=_modern(), columns=COLS, gpu_types=CLUSTER)
+
+
+@pytest.fixture(scope="module")
+def modern():
+    return _modern()
+
+
+@pytest.fixture(scope="module")
+def whole():
+    return _whole()
+
+
+def _since(res) -> dict[str, float]:
+    """Hours after the first kept job's submission, by job id (the whole import's arrivals)."""
+    return dict(zip(res.trace.id, (res.trace.arrival / 3600.0).tolist(), strict=True))
+
+
+def test_no_window_is_the_whole_trace(modern, whole) -> None:
+    res = import_trace([GENERIC], "csv", catalog=modern, columns=COLS, gpu_types=CLUSTER, window=(None, None))
+    assert res.trace == whole.trace and res.skipped == whole.skipped and res.source["window"] is None
+    assert whole.summary()[1].startswith("arrivals: 0 to ") and "--window FROM:TO" in whole.summary()[1]
+
+
+@settings(max_examples=15, deadline=None)
+@given(cut=st.floats(min_value=0.05, max_value=44.0))  # the sample's arrivals span 44.3 h
+def test_two_windows_split_the_trace_at_any_hour(cut: float) -> None:
+    """[0, cut) and [cut, open) hold every job once; each job keeps its model, scale and work."""
+    modern, whole = _modern(), _whole()
+    hours = _since(whole)
+    early = import_trace([GENERIC], "csv", catalog=modern, columns=COLS, gpu_types=CLUSTER, window=(0, cut))
+    late = import_trace([GENERIC], "csv", catalog=modern, columns=COLS, gpu_types=CLUSTER, window=(cut, None))
+    assert set(early.trace.id) == {j for j, h in hours.items() if h < cut}
+    assert set(late.trace.id) == {j for j, h in hours.items() if h >= cut}
+    assert early.skipped.get("submitted after the window", 0) == len(late.trace)
+    assert late.skipped.get("submitted before the window", 0) == len(early.trace)
+    pos = {j: i for i, j in enumerate(whole.trace.id)}
+    for part in (early, late):
+        i = np.array([pos[j] for j in part.trace.id], dtype=np.int64)
+        assert part.trace.model == tuple(whole.trace.model[k] for k in i)
+        assert np.array_equal(part.trace.scale, whole.trace.scale[i])
+        assert np.array_equal(part.trace.iterations, whole.trace.iterations[i])
+        assert np.array_equal(part.trace.censored, whole.trace.censored[i])
+        # arrivals keep their gaps and start at 0 again
+        assert part.trace.arrival.min() == 0
+        assert np.allclose(part.trace.arrival, whole.trace.arrival[i] - whole.trace.arrival[i].min())
+
+
+def test_window_counts_every_left_out_job_once(tmp_path: Path, modern) -> None:
+    """The origin is the source's first submission, even of a job left out; outside jobs count as outside."""
+    src = tmp_path / "w.csv"
+    src.write_text("id,sub,g,d\n"
+                   "cpu,0,0,100\n"        # no GPU, submitted first: sets the origin
+                   "a,1800,1,600\n"       # 0.5 h
+                   "never,3600,1,\n"      # 1 h, never started
+                   "b,5400,2,600\n"       # 1.5 h
+                   "c,9000,1,600\n"       # 2.5 h
+                   "cpu2,9500,0,50\n")    # 2.64 h, no GPU
+    cols = CsvColumns(arrival="sub", gpus="g", duration="d", id="id")
+    res = import_trace([src], "csv", catalog=modern, columns=cols, window=(1, 2))
+    assert res.trace.id == ("b",) and res.trace.arrival.tolist() == [0.0]
+    assert res.skipped == {"submitted before the window": 2, "submitted after the window": 2, "never started": 1}
+    assert sum(res.skipped.values()) + len(res.trace) == 6
+    assert res.source["window"] == [1.0, 2.0]
+    line = next(s for s in res.summary() if s.startswith("arrivals:"))
+    assert line == "arrivals: 0 to 0.0 h (submitted in the window 1:2 h of the source)"
+    early = import_trace([src], "csv", catalog=modern, columns=cols, window=(None, 1))
+    assert early.trace.id == ("a",) and early.skipped == {"submitted after the window": 4, "no GPU": 1}
+
+
+def test_suggested_cluster_is_the_peak_of_the_window(modern, whole) -> None:
+    """Without a machine list the suggestion is the peak in use of the jobs kept, not of the whole source."""
+    early = import_trace([GENERIC], "csv", catalog=modern, columns=COLS, gpu_types=CLUSTER, window=(0, 24))
+    assert early.suggested_cluster and all(early.suggested_cluster.get(g, 0) <= n
+                                           for g, n in whole.suggested_cluster.items())
+    assert sum(early.suggested_cluster.values()) < sum(whole.suggested_cluster.values())
+
+
+def test_machine_list_still_gives_the_cluster(modern) -> None:
+    full = import_trace(OPENB, "openb2023", catalog=modern)
+    part = import_trace(OPENB, "openb2023", catalog=modern, window=(0, 1))
+    assert part.suggested_cluster == full.suggested_cluster and len(part.trace) < len(full.trace)
+
+
+@pytest.mark.parametrize("window, match", [
+    ((5, 5), "TO must be after FROM"), ((6, 2), "TO must be after FROM"), ((-1, None), ">= 0"),
+    ((float("nan"), None), "finite"), ((0, float("inf")), "finite"), (("0", 1), "numbers"), ((True, 2), "numbers"),
+    ((1,), r"\(FROM, TO\)"), ("0:1", r"\(FROM, TO\)"),
+])
+def test_bad_window_is_refused_naming_it(modern, window, match: str) -> None:
+    with pytest.raises(InvalidInputError, match=match) as info:
+        import_trace([GENERIC], "csv", catalog=modern, columns=COLS, window=window)
+    assert info.value.field == "window"
+
+
+def test_a_window_with_no_job_says_why(modern) -> None:
+    with pytest.raises(InvalidInputError, match=r"no job left to import \(1 submitted before the window; 149 "
+                                                 r"submitted after the window\)"):
+        import_trace([GENERIC], "csv", catalog=modern, columns=COLS, window=(1e-6, 2e-6))
+
+
+def test_parse_window() -> None:
+    assert parse_window(None) is None
+    assert parse_window("3000:3168") == (3000.0, 3168.0)
+    assert parse_window(" 12 : ") == (12.0, None) and parse_window(":48") == (None, 48.0)
+    for bad in ("3000", ":", "a:5", "1:2:3"):
+        with pytest.raises(InvalidInputError) as info:
+            parse_window(bad)
+        assert info.value.field == "--window"
+
+
+def test_cli_window(tmp_path: Path, capsys: pytest.CaptureFixture[str], whole) -> None:
+    out = tmp_path / "w.json"
+    opts = ["--arrival", "submitted", "--gpus", "gpus", "--duration", "runtime_min", "--time-unit", "min",
+            "--gpu-type", "gpu_model", "--user", "owner", "--id", "job", "--status", "state", "--running", "RUNNING"]
+    assert main(["trace", "import", str(GENERIC), "--format", "csv", *opts, "--catalog", "modern", "--cluster",
+                 "T4=4,A10=4,A100-80GB=2,H100=2", "--window", "24:", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    kept = sum(h >= 24 for h in _since(whole).values())
+    assert f"imported {kept} jobs" in err and f"{len(whole.trace) - kept} submitted before the window" in err
+    assert "(submitted in the window 24: h of the source)" in err
+    assert json.loads(out.read_text())["meta"]["imported"]["window"] == [24.0, None]
+    assert main(["trace", "import", str(GENERIC), "--format", "csv", *opts, "--window", "9:3", "-o",
+                 str(tmp_path / "x.json")]) == 2
+    err = capsys.readouterr().err
+    assert "`--window` = '9:3': TO must be after FROM" in err and not (tmp_path / "x.json").exists()
