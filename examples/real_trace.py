@@ -20,6 +20,9 @@ Steps, each one ``python -m fairshare ...`` run as a subprocess, its command and
    the built-in format knows that a pod deleted at the last timestamp of the file was still running.)
 3. ``compare`` of ``--policy`` (default every policy) on each trace, on ``--cluster``, up to ``--until``
    simulated hours (default 240: the week and three days of tail).
+4. With ``--short-rounds S`` (default 120; 0 skips it): ``compare`` of fairshare, gavel and ftf (those of
+   ``--policy``) on the built-in import with rounds of ``S`` seconds instead of 360, to see how much of the
+   lateness of jobs shorter than a round is the wait for the next round.
 
 Every throughput figure of those GPU types is **derived** (catalog ``modern``, rule ``modern-v1``); the
 comparison tables say so. Outputs: ``--out/<name>.md`` (default ``docs/results/real_openb2023.md``) with the
@@ -37,9 +40,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import os
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -60,6 +65,8 @@ SAMPLE_PODS, SAMPLE_NODES = "openb_pod_list_sample.csv", "openb_node_list_sample
 CSV_MAPPING = ("--arrival", "creation_time", "--gpus", "num_gpu", "--start", "scheduled_time", "--end",
                "deletion_time", "--id", "name", "--gpu-type", "gpu_spec")
 COMPARED = ("arrival", "model", "scale", "iterations")
+#: The policies of the shorter-rounds comparison (step 4).
+SHORT_ROUND_POLICIES = ("fairshare", "gavel", "ftf")
 
 
 def fairshare(*args: str) -> tuple[str, str]:
@@ -88,6 +95,26 @@ def same_jobs(built_in: Path, generic: Path) -> dict[str, int]:
     }
 
 
+def late_short_jobs(records: Path, round_length: float = 360.0) -> list[str]:
+    """A Markdown table of the finished jobs shorter than one round that finish late, per policy.
+
+    Short: under one round alone on their fastest type. Late: rho > 1.05. Medians of the late ones' JCT, time
+    alone on the fastest type and time at their fair throughput.
+    """
+    lines = ["| policy | jobs under one round | late (rho > 1.05) | median JCT of the late (s) | "
+             "median alone on the fastest type (s) | median at the fair throughput (s) |",
+             "|:---|---:|---:|---:|---:|---:|"]
+    for run in json.loads(records.read_text())["runs"]:
+        short = [j for j in run["jobs"] if j["finish"] is not None and j["ideal_seconds"] < round_length]
+        fair = {j["id"]: j["iterations"] / j["fair_throughput"] for j in short}
+        late = [j for j in short if (j["finish"] - j["arrival"]) / fair[j["id"]] > 1.05]
+        med = [statistics.median(v) if v else math.nan for v in (
+            [j["finish"] - j["arrival"] for j in late], [j["ideal_seconds"] for j in late],
+            [fair[j["id"]] for j in late])]
+        lines.append(f"| {run['policy']} | {len(short)} | {len(late)} | {med[0]:.0f} | {med[1]:.0f} | {med[2]:.0f} |")
+    return lines
+
+
 def table_of(folder: Path, name: str) -> list[str]:
     """The Markdown table of ``folder/name`` without the notes under it."""
     return [ln for ln in (folder / name).read_text().splitlines() if ln.startswith("|")]
@@ -109,10 +136,20 @@ def run(data: Path, pods: str, nodes: str, args: argparse.Namespace, work: Path)
         log(f"comparing on the {label}")
         folder = work / label.split()[0]
         t0 = time.perf_counter()
+        records = "json" if trace == built_in else "none"
         cmd, out = fairshare("compare", "--trace", str(trace), "--catalog", "modern", "--cluster", args.cluster,
-                             *policies, "--until", f"{args.until:g}", "--records", "none", "--out", str(folder))
+                             *policies, "--until", f"{args.until:g}", "--records", records, "--out", str(folder))
         log(f"  {time.perf_counter() - t0:.0f} s")
         runs.append((label, cmd, folder))
+    short = [p for p in SHORT_ROUND_POLICIES if p in args.policy]
+    if args.short_rounds and short:
+        log(f"comparing on the built-in import with rounds of {args.short_rounds:g} s")
+        folder = work / "short"
+        cmd, out = fairshare("compare", "--trace", str(built_in), "--catalog", "modern", "--cluster", args.cluster,
+                             *(a for p in short for a in ("--policy", p)), "--until", f"{args.until:g}",
+                             "--round-length", f"{args.short_rounds:g}", "--records", "none", "--no-plots",
+                             "--out", str(folder))
+        runs.append((f"built-in import, rounds of {args.short_rounds:g} s", cmd, folder))
     for fig in ("jct_cdf", "rho_cdf"):
         shutil.copyfile(runs[0][2] / f"{fig}.png", args.out / f"{args.name}_{fig}.png")
 
@@ -125,7 +162,7 @@ def run(data: Path, pods: str, nodes: str, args: argparse.Namespace, work: Path)
         f"# {title}{' — SYNTHETIC SAMPLE' if args.sample else ''}",
         "",
         "Made by `python examples/real_trace.py" + (" --sample" if args.sample else " --data DIR") +
-        f" --window {args.window} --cluster {args.cluster} --until {args.until:g}`"
+        f" --window {args.window} --cluster {args.cluster} --until {args.until:g} --short-rounds {args.short_rounds:g}`"
         f" ({time.strftime('%Y-%m-%d')}). Every step below is the command line alone.",
         "",
         ("**The input is the synthetic sample of `tests/data/traces/openb2023/`: these numbers describe no real "
@@ -159,10 +196,14 @@ def run(data: Path, pods: str, nodes: str, args: argparse.Namespace, work: Path)
     for i, (label, cmd, folder) in enumerate(runs):
         lines += ["", f"## {3 + i}. Compare on the {label}", "", "```", f"$ {shown(cmd)}", "```", "",
                   *table_of(folder, "results.md")]
-        if i == 0:
+        if i != 1:
             lines += ["", "By duration class (the time a job needs alone on its fastest type):", "",
-                      *table_of(folder, "results_by_class.md"), "",
-                      f"![JCT CDF]({args.name}_jct_cdf.png) ![rho CDF]({args.name}_rho_cdf.png)"]
+                      *table_of(folder, "results_by_class.md")]
+        if i == 0:
+            lines += ["", f"![JCT CDF]({args.name}_jct_cdf.png) ![rho CDF]({args.name}_rho_cdf.png)", "",
+                      "Jobs that need less than one round (360 s) and finish late: how long they took, against "
+                      "their time alone on the fastest type and at their fair throughput (rho = JCT over the "
+                      "latter):", "", *late_short_jobs(folder / "records.json")]
     lines += ["", "JCT, rho and the unfair fraction are over finished jobs; `unfinished` jobs (not done at the "
               f"horizon, {args.until:g} h) and `censored` jobs (still running when the source trace ended) are left "
               "out. Solver times are wall times of the machine that made this page, with one process per CPU "
@@ -180,6 +221,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--cluster", default="T4=8,A10=8,A100-80GB=4,H100=4")
     ap.add_argument("--until", type=float, default=None, help="horizon in simulated hours (default 240; sample: 24)")
     ap.add_argument("--policy", action="append", default=None, help="repeat; default: every policy")
+    ap.add_argument("--short-rounds", type=float, default=120.0,
+                    help="round length (s) of the extra comparison of fairshare, gavel and ftf; 0 skips it")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "results")
     ap.add_argument("--name", default=None, help="report name (default real_openb2023, sample: real_trace_sample)")
     args = ap.parse_args(argv)

@@ -31,10 +31,21 @@ def test_sample_report(tmp_path: Path) -> None:
     assert check["built-in"] == check["csv"] == check["in both"] == imported
     assert check["differ in arrival, model, scale or work"] == 0 and check["censored (csv)"] == 0
     for label in ("built-in import", "generic CSV import"):
-        section = md.split(f"Compare on the {label}", 1)[1]
+        section = md.split(f"Compare on the {label}\n", 1)[1]
         rows = table_rows(section, "policy")
         assert [r[0] for r in rows] == ["fairshare", "fifo"]
         assert all(r[-3] == str(imported) for r in rows)          # jobs column
+    # the late short jobs: finished jobs of the "under one round" class, of which some may be late
+    built = md.split("Compare on the built-in import\n", 1)[1]
+    classes = {r[0]: r for r in table_rows(built, "policy / duration class (alone on the fastest type)")}
+    for row in table_rows(built, "policy | jobs under one round"):
+        cls = classes[f"{row[0]} / under one round"]
+        assert int(row[1]) == int(cls[1]) - int(cls[-2]) and 0 <= int(row[2]) <= int(row[1])
+    # shorter rounds: only the policies of SHORT_ROUND_POLICIES that were asked for
+    section = md.split("Compare on the built-in import, rounds of 120 s", 1)[1]
+    assert "--round-length 120" in section and [r[0] for r in table_rows(section, "policy")] == ["fairshare"]
+    classes = table_rows(section, "policy / duration class (alone on the fastest type)")
+    assert classes[0][0] == "fairshare / under one round"
     assert "are derived, not measured" in md
     for fig in ("jct_cdf", "rho_cdf"):
         assert (tmp_path / f"real_trace_sample_{fig}.png").read_bytes().startswith(PNG)
