@@ -14,14 +14,14 @@ Steps, each one ``python -m fairshare ...`` run as a subprocess, its command and
    share a GPU).
 2. ``trace import --format csv`` of the same pod list, mapped column by column as any CSV would be
    (``--arrival creation_time --gpus num_gpu --start scheduled_time --end deletion_time --id name --gpu-type
-   gpu_spec``), same
-   window and options; then a check that the two traces hold the same jobs with the same arrival, model,
-   scale and work. (The CSV mapping gives the GPU count, not the part of a GPU, and marks no job censored:
-   the built-in format knows that a pod deleted at the last timestamp of the file was still running.)
+   gpu_spec``), same window and options; then a check that the two traces hold the same jobs with the same
+   arrival, model, scale and work. (The CSV mapping gives the GPU count, not the part of a GPU, and marks no
+   job censored: the built-in format knows that a pod deleted at the last timestamp of the file was still
+   running.)
 3. ``compare`` of ``--policy`` (default every policy) on each trace, on ``--cluster``, up to ``--until``
    simulated hours (default 240: the week and three days of tail).
 4. With ``--short-rounds S`` (default 120; 0 skips it): ``compare`` of fairshare, gavel and ftf (those of
-   ``--policy``) on the built-in import with rounds of ``S`` seconds instead of 360, to see how much of the
+   ``--policy``) on the built-in import with rounds of ``S`` seconds instead of the default, to see how much of the
    lateness of jobs shorter than a round is the wait for the next round.
 
 Every throughput figure of those GPU types is **derived** (catalog ``modern``, rule ``modern-v1``); the
@@ -52,6 +52,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from fairshare.sim.simulator import SimConfig
+
 if __package__:  # python -m examples.real_trace
     from ._common import log, write_report
 else:  # python examples/real_trace.py
@@ -65,6 +67,8 @@ SAMPLE_PODS, SAMPLE_NODES = "openb_pod_list_sample.csv", "openb_node_list_sample
 CSV_MAPPING = ("--arrival", "creation_time", "--gpus", "num_gpu", "--start", "scheduled_time", "--end",
                "deletion_time", "--id", "name", "--gpu-type", "gpu_spec")
 COMPARED = ("arrival", "model", "scale", "iterations")
+#: The simulator's default round length (s): that of step 3.
+ROUND = SimConfig().round_length
 #: The policies of the shorter-rounds comparison (step 4).
 SHORT_ROUND_POLICIES = ("fairshare", "gavel", "ftf")
 
@@ -95,16 +99,17 @@ def same_jobs(built_in: Path, generic: Path) -> dict[str, int]:
     }
 
 
-def late_short_jobs(records: Path, round_length: float = 360.0) -> list[str]:
+def late_short_jobs(records: Path) -> list[str]:
     """A Markdown table of the finished jobs shorter than one round that finish late, per policy.
 
-    Short: under one round alone on their fastest type. Late: rho > 1.05. Medians of the late ones' JCT, time
-    alone on the fastest type and time at their fair throughput.
+    Short: under one round (of that run) alone on their fastest type. Late: rho > 1.05. Medians of the late
+    ones' JCT, time alone on the fastest type and time at their fair throughput.
     """
-    lines = ["| policy | jobs under one round | late (rho > 1.05) | median JCT of the late (s) | "
+    lines = ["| policy | finished jobs under one round | late (rho > 1.05) | median JCT of the late (s) | "
              "median alone on the fastest type (s) | median at the fair throughput (s) |",
              "|:---|---:|---:|---:|---:|---:|"]
     for run in json.loads(records.read_text())["runs"]:
+        round_length = run["config"]["round_length"]
         short = [j for j in run["jobs"] if j["finish"] is not None and j["ideal_seconds"] < round_length]
         fair = {j["id"]: j["iterations"] / j["fair_throughput"] for j in short}
         late = [j for j in short if (j["finish"] - j["arrival"]) / fair[j["id"]] > 1.05]
@@ -201,7 +206,7 @@ def run(data: Path, pods: str, nodes: str, args: argparse.Namespace, work: Path)
                       *table_of(folder, "results_by_class.md")]
         if i == 0:
             lines += ["", f"![JCT CDF]({args.name}_jct_cdf.png) ![rho CDF]({args.name}_rho_cdf.png)", "",
-                      "Jobs that need less than one round (360 s) and finish late: how long they took, against "
+                      f"Jobs that need less than one round ({ROUND:g} s) and finish late: how long they took, against "
                       "their time alone on the fastest type and at their fair throughput (rho = JCT over the "
                       "latter):", "", *late_short_jobs(folder / "records.json")]
     lines += ["", "JCT, rho and the unfair fraction are over finished jobs; `unfinished` jobs (not done at the "

@@ -38,7 +38,7 @@ def test_sample_report(tmp_path: Path) -> None:
     # the late short jobs: finished jobs of the "under one round" class, of which some may be late
     built = md.split("Compare on the built-in import\n", 1)[1]
     classes = {r[0]: r for r in table_rows(built, "policy / duration class (alone on the fastest type)")}
-    for row in table_rows(built, "policy | jobs under one round"):
+    for row in table_rows(built, "policy | finished jobs under one round"):
         cls = classes[f"{row[0]} / under one round"]
         assert int(row[1]) == int(cls[1]) - int(cls[-2]) and 0 <= int(row[2]) <= int(row[1])
     # shorter rounds: only the policies of SHORT_ROUND_POLICIES that were asked for
@@ -73,7 +73,9 @@ def test_real_openb2023_trace() -> None:
     target = ("T4", "A10", "A100-80GB", "H100")
     week = import_trace([pods, nodes], "openb2023", catalog=modern, fractional="whole", gpu_types=target,
                         window=(3000, 3168))
-    assert len(week.trace) + sum(week.skipped.values()) == 8152
+    assert len(week.trace) == 1160 and int(week.trace.censored.sum()) == 2
+    assert week.skipped == {"submitted before the window": 2208, "submitted after the window": 4427, "no GPU": 237,
+                            "never started": 120}
     cols = CsvColumns(arrival="creation_time", gpus="num_gpu", start="scheduled_time", end="deletion_time", id="name",
                       gpu_type="gpu_spec")
     generic = import_trace([pods], "csv", catalog=modern, columns=cols, fractional="whole", gpu_types=target,

@@ -53,7 +53,9 @@ def _since(res) -> dict[str, float]:
 def test_no_window_is_the_whole_trace(modern, whole) -> None:
     res = import_trace([GENERIC], "csv", catalog=modern, columns=COLS, gpu_types=CLUSTER, window=(None, None))
     assert res.trace == whole.trace and res.skipped == whole.skipped and res.source["window"] is None
-    assert whole.summary()[1].startswith("arrivals: 0 to ") and "--window FROM:TO" in whole.summary()[1]
+    assert whole.summary()[1] == "arrivals: 0 to 44.3 h (a window keeps a part: --window FROM:TO)"
+    odd = import_trace([GENERIC], "csv", catalog=modern, columns=COLS, window=(1000.125 / 100, None))
+    assert any(line.endswith("(submitted in the window 10.00125: h of the source)") for line in odd.summary())
 
 
 @settings(max_examples=15, deadline=None)
@@ -102,12 +104,41 @@ def test_window_counts_every_left_out_job_once(tmp_path: Path, modern) -> None:
     assert early.trace.id == ("a",) and early.skipped == {"submitted after the window": 4, "no GPU": 1}
 
 
-def test_suggested_cluster_is_the_peak_of_the_window(modern, whole) -> None:
-    """Without a machine list the suggestion is the peak in use of the jobs kept, not of the whole source."""
-    early = import_trace([GENERIC], "csv", catalog=modern, columns=COLS, gpu_types=CLUSTER, window=(0, 24))
-    assert early.suggested_cluster and all(early.suggested_cluster.get(g, 0) <= n
-                                           for g, n in whole.suggested_cluster.items())
-    assert sum(early.suggested_cluster.values()) < sum(whole.suggested_cluster.values())
+def test_a_window_changes_which_jobs_not_their_work(modern) -> None:
+    """Without --cluster the target types come from the whole source, so a job's model and work do not depend on
+    the window (the sample's types are known, so the targets are the suggestion's)."""
+    full = import_trace([GENERIC], "csv", catalog=modern, columns=COLS)
+    for window in ((0, 1), (3, 4), (20, None)):
+        part = import_trace([GENERIC], "csv", catalog=modern, columns=COLS, window=window)
+        assert part.suggested_cluster == full.suggested_cluster
+        assert part.source["target_gpu_types"] == full.source["target_gpu_types"]
+        pos = {j: i for i, j in enumerate(full.trace.id)}
+        i = np.array([pos[j] for j in part.trace.id], dtype=np.int64)
+        assert part.trace.model == tuple(full.trace.model[k] for k in i)
+        assert np.array_equal(part.trace.iterations, full.trace.iterations[i])
+
+
+PAI = sorted((DATA / "pai2020").glob("*.csv"))
+PHILLY = sorted((DATA / "philly").iterdir())
+
+
+@pytest.mark.parametrize("fmt, files", [("pai2020", PAI), ("philly", PHILLY), ("openb2023", OPENB)])
+def test_every_format_splits_at_a_window(modern, fmt: str, files: list[Path]) -> None:
+    """Each built-in reader: a cut in the middle of the trace puts every source job, kept or left out, on
+    exactly one side; the jobs left out for other reasons are counted on their side of the cut."""
+    full = import_trace(files, fmt, catalog=modern)
+    rows = len(full.trace) + sum(full.skipped.values())
+    cut = float(full.trace.arrival.max()) / 3600.0 / 2
+    early = import_trace(files, fmt, catalog=modern, window=(None, cut))
+    late = import_trace(files, fmt, catalog=modern, window=(cut, None))
+    for part in (early, late):
+        assert len(part.trace) + sum(part.skipped.values()) == rows
+    assert len(early.trace) + len(late.trace) == len(full.trace)
+    assert set(early.trace.id) | set(late.trace.id) == set(full.trace.id)
+    assert early.skipped["submitted after the window"] == len(late.trace) + sum(
+        n for why, n in late.skipped.items() if why != "submitted before the window")
+    for why, n in full.skipped.items():
+        assert early.skipped.get(why, 0) + late.skipped.get(why, 0) == n, why
 
 
 def test_machine_list_still_gives_the_cluster(modern) -> None:
@@ -118,6 +149,7 @@ def test_machine_list_still_gives_the_cluster(modern) -> None:
 
 @pytest.mark.parametrize("window, match", [
     ((5, 5), "TO must be after FROM"), ((6, 2), "TO must be after FROM"), ((-1, None), ">= 0"),
+    ((None, 0), "TO must be > 0"),
     ((float("nan"), None), "finite"), ((0, float("inf")), "finite"), (("0", 1), "numbers"), ((True, 2), "numbers"),
     ((1,), r"\(FROM, TO\)"), ("0:1", r"\(FROM, TO\)"),
 ])
@@ -129,8 +161,12 @@ def test_bad_window_is_refused_naming_it(modern, window, match: str) -> None:
 
 def test_a_window_with_no_job_says_why(modern) -> None:
     with pytest.raises(InvalidInputError, match=r"no job left to import \(1 submitted before the window; 149 "
-                                                 r"submitted after the window\)"):
+                                                 r"submitted after the window\); the source's jobs were "
+                                                 r"submitted from 0 to 44.3 h") as info:
         import_trace([GENERIC], "csv", catalog=modern, columns=COLS, window=(1e-6, 2e-6))
+    assert info.value.field == "window"
+    with pytest.raises(InvalidInputError, match=r"\(150 submitted before the window\); .* from 0 to 44.3 h"):
+        import_trace([GENERIC], "csv", catalog=modern, columns=COLS, window=(100, None))
 
 
 def test_parse_window() -> None:

@@ -11,9 +11,11 @@ real trace"):
    number of GPUs.
 2. **Arrival** = submit time minus the earliest submit time of the kept jobs (the first job arrives at 0).
    ``window=(FROM, TO)`` (hours) first keeps only the jobs submitted in ``[FROM, TO)`` hours after the
-   earliest submission of the source's jobs (a job without a GPU request does not count, nor set that
-   origin); the others are counted as skipped, before or after the window. Jobs submitted before the window
-   are left out even if they were still running in it: the replay starts on an empty cluster.
+   source's first submission: the earliest submit time of any of its jobs, kept or left out (only a job
+   with no submit time has no say). The others are counted as submitted before or after the window,
+   whatever else would have left them out. Jobs submitted before the window are left out even if they were
+   still running in it: the replay starts on an empty cluster. The window changes which jobs are kept, not
+   their model or work (the cluster of step 9 is the whole source's).
 3. **GPUs.** ``gpus`` keeps the request exactly as the source gives it (0.5 for half a GPU). A request of
    part of one GPU (``0 < gpus < 1``) becomes a fractional ``scale`` equal to the request
    (``fractional="share"``, the default: the job holds that share of one GPU); any other request is scheduled
@@ -39,7 +41,8 @@ real trace"):
 8. **Metadata.** The source's other fields (user, queue, status, ...) are kept in ``metadata``; the user
    is also the job's ``tenant``.
 9. **Cluster.** :attr:`ImportResult.suggested_cluster` counts the GPUs of each type: from the machine list
-   when one is given, else the peak number of GPUs of that type in use at once in the trace.
+   when one is given, else the peak number of GPUs of that type in use at once in the whole source (jobs
+   that ran; a window does not change it). Its types are the default target types of steps 5 and 6.
 
 Source formats (:data:`FORMATS`): ``philly`` (Microsoft's ``cluster_job_log`` JSON, and optionally its
 ``cluster_machine_list`` CSV), ``pai2020`` (Alibaba ``cluster-trace-gpu-v2020``: ``pai_job_table`` and
@@ -248,7 +251,7 @@ class ImportResult:
         return ",".join(f"{g}={n}" for g, n in self.suggested_cluster.items())
 
     def summary(self) -> list[str]:
-        """Lines for a person: counts, what was skipped, the suggested cluster."""
+        """Lines for a person: counts, what was skipped, the arrivals' span (and window), the suggested cluster."""
         t = self.trace
         odd = t.gpus != np.floor(t.gpus)
         shares = odd & (t.scale < 1)
@@ -262,7 +265,7 @@ class ImportResult:
         window = self.source.get("window")
         span = float(t.arrival.max()) / 3600.0
         where = (f"submitted in the window {_hours(window[0])}:{_hours(window[1])} h of the source"
-                 if window else "--window FROM:TO keeps a part")
+                 if window else "a window keeps a part: --window FROM:TO")
         lines.append(f"arrivals: 0 to {span:,.1f} h ({where})")
         if self.suggested_cluster:
             lines.append(f"suggested: --cluster {self.cluster_spec}")
@@ -275,7 +278,7 @@ class ImportResult:
 
 # ------------------------------------------------------------------------------------------------ helpers
 def _hours(value: float | None) -> str:
-    return "" if value is None else f"{value:g}"
+    return "" if value is None else f"{value:.12g}"
 
 
 def _check_window(window: Sequence[float | None] | None) -> tuple[float | None, float | None] | None:
@@ -296,6 +299,8 @@ def _check_window(window: Sequence[float | None] | None) -> tuple[float | None, 
     lo, hi = bounds
     if lo is not None and hi is not None and hi <= lo:
         raise InvalidInputError("window", window, "TO must be after FROM")
+    if hi is not None and hi <= 0:
+        raise InvalidInputError("window", window, "TO must be > 0 hours (the first submission is at 0)")
     return (lo, hi) if (lo, hi) != (None, None) else None
 
 
@@ -727,10 +732,12 @@ def _apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]
     n = len(raw.id)
     submit, run, gpus = np.array(raw.submit, float), np.array(raw.run, float), np.array(raw.gpus, float)
     mapped = [_map_type(g, cat, user_map) for g in raw.gpu_type]
-    # the suggested cluster: the machine list, else the peak in use per GPU type (of the jobs in the window)
-    inv = raw.inventory or (_peak_in_use(submit[inside], np.maximum(run[inside], 0), gpus[inside],
-                                         [g or "" for g, w in zip(raw.gpu_type, inside) if w])
-                            if any(g for g, w in zip(raw.gpu_type, inside) if w) else {})
+    # the suggested cluster: the machine list, else the peak in use per GPU type of the whole source's jobs
+    # that ran (not the window's: the window must not change the target types, hence the work)
+    ran = np.isfinite(run) & (run >= 0)
+    inv = raw.inventory or (_peak_in_use(submit[ran], run[ran], gpus[ran],
+                                         [g or "" for g, r in zip(raw.gpu_type, ran) if r])
+                            if any(g for g, r in zip(raw.gpu_type, ran) if r) else {})
     suggested: dict[str, int] = {}
     unmapped: dict[str, int] = {}
     for kind, count in inv.items():
@@ -820,6 +827,11 @@ def _apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]
         ids.append(jid)
     if not keep:
         reasons = "; ".join(f"{v} {k}" for k, v in skipped.items()) or "the source has no job"
+        if window is not None:
+            when = np.concatenate([submit, [t for _, t in raw.skipped_at]])
+            span = (when.max() - when.min()) / 3600.0 if when.size else 0.0
+            raise InvalidInputError("window", list(window), f"no job left to import ({reasons}); the source's "
+                                    f"jobs were submitted from 0 to {span:,.1f} h")
         raise InvalidInputError("trace", [p for p, _ in files], f"no job left to import ({reasons})")
     k = np.array(keep)
     arrival = submit[k] - submit[k].min()
