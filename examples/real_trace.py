@@ -23,10 +23,13 @@ Steps, each one ``python -m fairshare ...`` run as a subprocess, its command and
 4. With ``--short-rounds S`` (default 120; 0 skips it): ``compare`` of fairshare, gavel and ftf (those of
    ``--policy``) on the built-in import with rounds of ``S`` seconds instead of the default, to see how much of the
    lateness of jobs shorter than a round is the wait for the next round.
+5. Unless ``--no-shares``: the built-in import again with ``--fractional share`` (the default: a request of part
+   of one GPU holds that share of one GPU, sharing it with other such jobs), and ``compare`` of ``--policy``
+   on it, to see what sharing GPUs as the trace asked changes.
 
 Every throughput figure of those GPU types is **derived** (catalog ``modern``, rule ``modern-v1``); the
 comparison tables say so. Outputs: ``--out/<name>.md`` (default ``docs/results/real_openb2023.md``) with the
-commands, their output, the check and both comparison tables, and the JCT and rho CDFs of the built-in run
+commands, their output, the check and every comparison table, and the JCT and rho CDFs of the built-in run
 (``<name>_jct_cdf.png``, ``<name>_rho_cdf.png``).
 
 Usage::
@@ -135,7 +138,7 @@ def run(data: Path, pods: str, nodes: str, args: argparse.Namespace, work: Path)
     cmd2, out2 = fairshare("trace", "import", str(data / pods), "--format", "csv", *CSV_MAPPING, *common,
                            "-o", str(generic))
     check = same_jobs(built_in, generic)
-    runs: list[tuple[str, str, Path]] = []
+    runs: list[tuple[str, str, Path, list[str]]] = []
     policies = [a for p in args.policy for a in ("--policy", p)]
     for label, trace in (("built-in import", built_in), ("generic CSV import", generic)):
         log(f"comparing on the {label}")
@@ -145,7 +148,7 @@ def run(data: Path, pods: str, nodes: str, args: argparse.Namespace, work: Path)
         cmd, out = fairshare("compare", "--trace", str(trace), "--catalog", "modern", "--cluster", args.cluster,
                              *policies, "--until", f"{args.until:g}", "--records", records, "--out", str(folder))
         log(f"  {time.perf_counter() - t0:.0f} s")
-        runs.append((label, cmd, folder))
+        runs.append((label, cmd, folder, []))
     short = [p for p in SHORT_ROUND_POLICIES if p in args.policy]
     if args.short_rounds and short:
         log(f"comparing on the built-in import with rounds of {args.short_rounds:g} s")
@@ -154,7 +157,19 @@ def run(data: Path, pods: str, nodes: str, args: argparse.Namespace, work: Path)
                              *(a for p in short for a in ("--policy", p)), "--until", f"{args.until:g}",
                              "--round-length", f"{args.short_rounds:g}", "--records", "none", "--no-plots",
                              "--out", str(folder))
-        runs.append((f"built-in import, rounds of {args.short_rounds:g} s", cmd, folder))
+        runs.append((f"built-in import, rounds of {args.short_rounds:g} s", cmd, folder, []))
+    if args.shares:
+        log("importing with part-of-a-GPU requests as shares of one GPU")
+        shares = work / "openb_shares.json"
+        cmd3, out3 = fairshare("trace", "import", str(data / pods), str(data / nodes), "--format", "openb2023",
+                               *(a if a != "whole" else "share" for a in common), "-o", str(shares))
+        log("comparing on it")
+        folder = work / "shares"
+        cmd, out = fairshare("compare", "--trace", str(shares), "--catalog", "modern", "--cluster", args.cluster,
+                             *policies, "--until", f"{args.until:g}", "--records", "none", "--no-plots",
+                             "--out", str(folder))
+        runs.append(("import with part-of-a-GPU requests as shares", cmd, folder,
+                     ["```", f"$ {cmd3}", out3, "```", ""]))
     for fig in ("jct_cdf", "rho_cdf"):
         shutil.copyfile(runs[0][2] / f"{fig}.png", args.out / f"{args.name}_{fig}.png")
 
@@ -167,7 +182,8 @@ def run(data: Path, pods: str, nodes: str, args: argparse.Namespace, work: Path)
         f"# {title}{' — SYNTHETIC SAMPLE' if args.sample else ''}",
         "",
         "Made by `python examples/real_trace.py" + (" --sample" if args.sample else " --data DIR") +
-        f" --window {args.window} --cluster {args.cluster} --until {args.until:g} --short-rounds {args.short_rounds:g}`"
+        f" --window {args.window} --cluster {args.cluster} --until {args.until:g} --short-rounds {args.short_rounds:g}"
+        f"{'' if args.shares else ' --no-shares'}`"
         f" ({time.strftime('%Y-%m-%d')}). Every step below is the command line alone.",
         "",
         ("**The input is the synthetic sample of `tests/data/traces/openb2023/`: these numbers describe no real "
@@ -198,9 +214,9 @@ def run(data: Path, pods: str, nodes: str, args: argparse.Namespace, work: Path)
         "`gpu_milli` (kept in `gpus`; scheduled on one whole GPU here, `--fractional whole`) and marks the pods "
         "deleted at the file's last timestamp as still running.",
     ]
-    for i, (label, cmd, folder) in enumerate(runs):
-        lines += ["", f"## {3 + i}. Compare on the {label}", "", "```", f"$ {shown(cmd)}", "```", "",
-                  *table_of(folder, "results.md")]
+    for i, (label, cmd, folder, intro) in enumerate(runs):
+        lines += ["", f"## {3 + i}. Compare on the {label}", "", *(shown(ln) for ln in intro),
+                  "```", f"$ {shown(cmd)}", "```", "", *table_of(folder, "results.md")]
         if i != 1:
             lines += ["", "By duration class (the time a job needs alone on its fastest type):", "",
                       *table_of(folder, "results_by_class.md")]
@@ -228,6 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--policy", action="append", default=None, help="repeat; default: every policy")
     ap.add_argument("--short-rounds", type=float, default=120.0,
                     help="round length (s) of the extra comparison of fairshare, gavel and ftf; 0 skips it")
+    ap.add_argument("--no-shares", dest="shares", action="store_false",
+                    help="skip the replay with part-of-a-GPU requests held as shares of one GPU")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "results")
     ap.add_argument("--name", default=None, help="report name (default real_openb2023, sample: real_trace_sample)")
     args = ap.parse_args(argv)

@@ -41,6 +41,10 @@ def test_sample_report(tmp_path: Path) -> None:
     for row in table_rows(built, "policy | finished jobs under one round"):
         cls = classes[f"{row[0]} / under one round"]
         assert int(row[1]) == int(cls[1]) - int(cls[-2]) and 0 <= int(row[2]) <= int(row[1])
+    # shares: the same window imported with --fractional share, every asked policy compared on it
+    section = md.split("Compare on the import with part-of-a-GPU requests as shares", 1)[1]
+    assert "--fractional share" in section and "hold that share of one GPU" in section
+    assert [r[0] for r in table_rows(section, "policy")] == ["fairshare", "fifo"]
     # shorter rounds: only the policies of SHORT_ROUND_POLICIES that were asked for
     section = md.split("Compare on the built-in import, rounds of 120 s", 1)[1]
     assert "--round-length 120" in section and [r[0] for r in table_rows(section, "policy")] == ["fairshare"]
@@ -50,6 +54,15 @@ def test_sample_report(tmp_path: Path) -> None:
     for fig in ("jct_cdf", "rho_cdf"):
         assert (tmp_path / f"real_trace_sample_{fig}.png").read_bytes().startswith(PNG)
     assert "/tmp" not in md.split("## 1.", 1)[1]                   # paths as a reader types them
+
+
+def test_steps_can_be_skipped(tmp_path: Path) -> None:
+    mod = load_example("real_trace")
+    assert mod.main(["--sample", "--out", str(tmp_path), "--policy", "fifo", "--until", "1", "--short-rounds", "0",
+                     "--no-shares", "--name", "r"]) == 0
+    md = (tmp_path / "r.md").read_text()
+    assert "--short-rounds 0 --no-shares`" in md
+    assert "rounds of" not in md and "as shares" not in md and "## 4. Compare on the generic CSV import" in md
 
 
 def test_data_folder_without_the_trace_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
