@@ -34,7 +34,7 @@ commands, their output, the check and every comparison table, and the JCT and rh
 
 Usage::
 
-    python examples/real_trace.py --data ~/clusterdata/cluster-trace-gpu-v2023/csv    # ~3 min on 2 cores
+    python examples/real_trace.py --data ~/clusterdata/cluster-trace-gpu-v2023/csv    # about 4 minutes on 2 cores
     python examples/real_trace.py --sample --out /tmp/r                               # smoke test, seconds
 """
 
@@ -129,7 +129,10 @@ def table_of(folder: Path, name: str) -> list[str]:
 
 
 def run(data: Path, pods: str, nodes: str, args: argparse.Namespace, work: Path) -> list[str]:
-    common = ["--catalog", "modern", "--fractional", "whole", "--cluster", args.cluster, "--window", args.window]
+    def options(fractional: str) -> list[str]:
+        return ["--catalog", "modern", "--fractional", fractional, "--cluster", args.cluster, "--window", args.window]
+
+    common = options("whole")
     built_in, generic = work / "openb.json", work / "openb_csv.json"
     log("importing with the built-in openb2023 format")
     cmd1, out1 = fairshare("trace", "import", str(data / pods), str(data / nodes), "--format", "openb2023",
@@ -162,7 +165,7 @@ def run(data: Path, pods: str, nodes: str, args: argparse.Namespace, work: Path)
         log("importing with part-of-a-GPU requests as shares of one GPU")
         shares = work / "openb_shares.json"
         cmd3, out3 = fairshare("trace", "import", str(data / pods), str(data / nodes), "--format", "openb2023",
-                               *(a if a != "whole" else "share" for a in common), "-o", str(shares))
+                               *options("share"), "-o", str(shares))
         log("comparing on it")
         folder = work / "shares"
         cmd, out = fairshare("compare", "--trace", str(shares), "--catalog", "modern", "--cluster", args.cluster,
