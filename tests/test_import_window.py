@@ -95,6 +95,7 @@ def test_window_counts_every_left_out_job_once(tmp_path: Path, modern) -> None:
     cols = CsvColumns(arrival="sub", gpus="g", duration="d", id="id")
     res = import_trace([src], "csv", catalog=modern, columns=cols, window=(1, 2))
     assert res.trace.id == ("b",) and res.trace.arrival.tolist() == [0.0]
+    assert res.summary()[0].startswith("imported 1 job (0 censored")
     assert res.skipped == {"submitted before the window": 2, "submitted after the window": 2, "never started": 1}
     assert sum(res.skipped.values()) + len(res.trace) == 6
     assert res.source["window"] == [1.0, 2.0]

@@ -111,7 +111,8 @@ def _import(args: Namespace) -> int:
     write_text("--output", out, text)
     for line in res.summary():
         print(line, file=sys.stderr)
-    print(f"wrote {len(res.trace)} jobs to {out}", file=sys.stderr)
+    n = len(res.trace)
+    print(f"wrote {n} job{'s' if n != 1 else ''} to {out}", file=sys.stderr)
     return 0
 
 
