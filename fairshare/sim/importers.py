@@ -256,7 +256,8 @@ class ImportResult:
         odd = t.gpus != np.floor(t.gpus)
         shares = odd & (t.scale < 1)
         part = sorted({int(s) for s in t.scale[odd & ~shares].tolist()})
-        lines = [f"imported {len(t)} job{'s' if len(t) != 1 else ''} ({int(t.censored.sum())} censored: still running at the end of the "
+        jobs = f"{len(t)} job{'s' if len(t) != 1 else ''}"
+        lines = [f"imported {jobs} ({int(t.censored.sum())} censored: still running at the end of the "
                  f"source; {int(odd.sum())} asked for a fraction of GPUs: {int(shares.sum())} hold that share of "
                  f"one GPU, {int((odd & ~shares).sum())} scheduled on whole GPUs: scale "
                  f"{', '.join(map(str, part)) or '-'})"]
