@@ -195,3 +195,88 @@ def test_cli_window(tmp_path: Path, capsys: pytest.CaptureFixture[str], whole) -
                  str(tmp_path / "x.json")]) == 2
     err = capsys.readouterr().err
     assert "`--window` = '9:3': TO must be after FROM" in err and not (tmp_path / "x.json").exists()
+
+
+# ------------------------------------------------------------------------------------------------ carry-in
+def test_carry_in_keeps_the_jobs_running_at_the_window_start(modern, whole) -> None:
+    """Duration-only CSV: a job's start is its submit time; those running at 10 h arrive at 0 with what was left."""
+    lo = 10 * 3600.0
+    submit = dict(zip(whole.trace.id, whole.trace.arrival.tolist(), strict=True))   # origin = first submission
+    run = {j: float(m["run_seconds"]) for j, m in zip(whole.trace.id, whole.trace.metadata, strict=True)}
+    running = {j for j in submit if submit[j] < lo < submit[j] + run[j]}
+    assert running                                                   # the sample has such jobs at 10 h
+    res = import_trace([GENERIC], "csv", catalog=modern, columns=COLS, gpu_types=CLUSTER, window=(10, None),
+                       carry_in=True)
+    plain = import_trace([GENERIC], "csv", catalog=modern, columns=COLS, gpu_types=CLUSTER, window=(10, None))
+    t = res.trace
+    got = {j for j, m in zip(t.id, t.metadata, strict=True) if m.get("carried_in") == "true"}
+    assert got == running and res.source["carried_in"] == len(running) and res.source["carry_in"] is True
+    assert set(t.id) == set(plain.trace.id) | running
+    assert res.skipped["submitted before the window"] == plain.skipped["submitted before the window"] - len(running)
+    pos = {j: i for i, j in enumerate(whole.trace.id)}
+    for i, j in enumerate(t.id):
+        w = pos[j]
+        if j in running:
+            left = submit[j] + run[j] - lo
+            assert t.arrival[i] == 0 and float(t.metadata[i]["run_seconds"]) == pytest.approx(left)
+            assert float(t.metadata[i]["source_run_seconds"]) == run[j]
+            # the same model and throughput: work in proportion to the run time left (rounding: within 1)
+            assert t.model[i] == whole.trace.model[w]
+            assert abs(t.iterations[i] - whole.trace.iterations[w] * left / run[j]) <= 1
+        else:
+            assert t.arrival[i] == pytest.approx(submit[j] - lo) and t.iterations[i] == whole.trace.iterations[w]
+    line = next(s for s in res.summary() if s.startswith("arrivals:"))
+    assert line.endswith(f"(submitted in the window 10: h of the source; {len(running)} carried in, still running "
+                         "at its start)")
+
+
+def test_carry_in_uses_the_start_time_when_the_source_has_one(tmp_path: Path, modern) -> None:
+    src = tmp_path / "s.csv"
+    src.write_text("id,sub,start,end,g\n"
+                   "a,0,7200,18000,1\n"      # started at 2 h, ended at 5 h: 2 h left at 3 h
+                   "b,0,7200,9000,1\n"       # ended at 2.5 h: not running at 3 h
+                   "c,3600,,,1\n"            # never started
+                   "d,14400,14400,16200,1\n")  # submitted at 4 h, in the window
+    cols = CsvColumns(arrival="sub", gpus="g", start="start", end="end", id="id")
+    res = import_trace([src], "csv", catalog=modern, columns=cols, window=(3, None), carry_in=True)
+    t = res.trace
+    assert t.id == ("a", "d") and t.arrival.tolist() == [0.0, 3600.0]
+    assert [float(m["run_seconds"]) for m in t.metadata] == [7200.0, 1800.0]
+    assert res.skipped == {"submitted before the window": 2}
+
+
+def test_carry_in_on_the_openb_sample_matches_the_pod_list(modern) -> None:
+    """openb: a pod is running at the window's start if it was created before it, scheduled, and deleted after."""
+    import csv
+    pods = next(p for p in OPENB if "pod_list" in p.name)
+    rows = list(csv.DictReader(pods.open()))
+    full = import_trace(OPENB, "openb2023", catalog=modern)
+    origin = min(float(r["creation_time"]) for r in rows)
+    cut = float(full.trace.arrival.max()) / 3600.0 / 2
+    lo = origin + cut * 3600.0
+    expect = {r["name"] for r in rows
+              if float(r["num_gpu"] or 0) * float(r["gpu_milli"] or 1000) > 0 and r["scheduled_time"]
+              and float(r["creation_time"]) < lo < float(r["deletion_time"])}
+    res = import_trace(OPENB, "openb2023", catalog=modern, window=(cut, None), carry_in=True)
+    got = {j for j, m in zip(res.trace.id, res.trace.metadata, strict=True) if m.get("carried_in")}
+    assert got == expect and expect
+
+
+@pytest.mark.parametrize("window", [None, (None, 5)])
+def test_carry_in_needs_a_window_start(modern, window) -> None:
+    with pytest.raises(InvalidInputError, match="needs a window with a start") as info:
+        import_trace([GENERIC], "csv", catalog=modern, columns=COLS, window=window, carry_in=True)
+    assert info.value.field == "carry_in"
+
+
+def test_cli_carry_in(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    opts = ["--arrival", "submitted", "--gpus", "gpus", "--duration", "runtime_min", "--time-unit", "min"]
+    out = tmp_path / "c.json"
+    assert main(["trace", "import", str(GENERIC), "--format", "csv", *opts, "--catalog", "modern", "--window", "10:",
+                 "--carry-in", "-o", str(out)]) == 0
+    assert "carried in, still running at its start" in capsys.readouterr().err
+    meta = json.loads(out.read_text())["meta"]["imported"]
+    assert meta["carry_in"] is True and meta["carried_in"] >= 1
+    assert main(["trace", "import", str(GENERIC), "--format", "csv", *opts, "--carry-in", "-o",
+                 str(tmp_path / "x.json")]) == 2
+    assert "`--carry-in` = True: needs a window with a start" in capsys.readouterr().err

@@ -102,8 +102,10 @@ def _import(args: Namespace) -> int:
     try:
         res = import_trace(args.files, args.format, catalog=cat, columns=columns, fractional=args.fractional,
                            gpu_type_map=parse_type_map(args.gpu_type_map), models=models, gpu_types=targets,
-                           window=window)
+                           window=window, carry_in=args.carry_in)
     except InvalidInputError as exc:
+        if exc.field == "carry_in":
+            raise InvalidInputError("--carry-in", True, f"{exc.reason} (--window FROM:TO)") from None
         if exc.field != "window":
             raise
         raise InvalidInputError("--window", args.window, exc.reason) from None
@@ -143,6 +145,9 @@ def add_import_command(sub: _SubParsersAction[ArgumentParser]) -> None:
     p.add_argument("--window", default=None, metavar="FROM:TO",
                    help="keep the jobs submitted FROM to TO hours after the source's first submission (either "
                         "side may be empty); the others are counted as skipped")
+    p.add_argument("--carry-in", action="store_true",
+                   help="with --window FROM:...: also keep the jobs submitted before FROM that were still running "
+                        "at FROM, arriving at FROM with the run time they had left")
     g = p.add_argument_group("--format csv: columns (names in the header) and units")
     g.add_argument("--arrival", metavar="COL", help="submit time (number in --time-unit, or ISO 8601 date, UTC)")
     g.add_argument("--gpus", metavar="COL", help="GPUs asked for (in --gpu-unit)")

@@ -14,8 +14,11 @@ real trace"):
    source's first submission: the earliest submit time of any of its jobs, kept or left out (only a job
    with no submit time has no say). The others are counted as submitted before or after the window,
    whatever else would have left them out. Jobs submitted before the window are left out even if they were
-   still running in it: the replay starts on an empty cluster. The window changes which jobs are kept, not
-   their model or work (the cluster of step 9 is the whole source's).
+   still running in it: the replay starts on an empty cluster, unless ``carry_in``: then those still
+   running at the window's start (first start + run time after it; the first start is the submit time
+   where the source gives none) are kept too, arriving at the window's start with the run time they had
+   left, which sets their work (rule 6). The window changes which jobs are kept, not their model or
+   throughput (the cluster of step 9 is the whole source's).
 3. **GPUs.** ``gpus`` keeps the request exactly as the source gives it (0.5 for half a GPU). A request of
    part of one GPU (``0 < gpus < 1``) becomes a fractional ``scale`` equal to the request
    (``fractional="share"``, the default: the job holds that share of one GPU); any other request is scheduled
@@ -167,6 +170,7 @@ class _Raw:
 
     id: list[str] = field(default_factory=list)
     submit: list[float] = field(default_factory=list)
+    start: list[float] = field(default_factory=list)        # first start (the submit time if unknown)
     run: list[float] = field(default_factory=list)          # nan: never started
     censored: list[bool] = field(default_factory=list)
     gpus: list[float] = field(default_factory=list)
@@ -182,36 +186,48 @@ class _Raw:
         """Leave out a job submitted at ``submit`` (counted by :meth:`in_window`)."""
         self.skipped_at.append((reason, submit))
 
-    def in_window(self, window: tuple[float | None, float | None] | None) -> tuple[np.ndarray, Counter[str]]:
-        """Mask of the added jobs submitted in ``window`` and every job left out, counted by reason.
+    def in_window(self, window: tuple[float | None, float | None] | None, carry_in: bool = False
+                  ) -> tuple[np.ndarray, np.ndarray, float | None, Counter[str]]:
+        """The added jobs to keep, those carried in, the window's start and every job left out, by reason.
 
         ``window`` is in hours after the source's first submission (of any job, added or left out). Jobs
-        submitted outside it count as before or after the window, whatever else would have left them out.
+        submitted outside it count as before or after the window, whatever else would have left them out,
+        except, with ``carry_in``, the added jobs submitted before it that were still running at its start
+        (first start + run time after it): those are kept and marked in the second mask. The window's start is
+        returned in the source's seconds (``None`` without a start).
         """
         submit = np.array(self.submit, float)
         when = np.array([t for _, t in self.skipped_at], float)
         keep = np.ones(len(submit), dtype=bool)
+        carried = np.zeros(len(submit), dtype=bool)
         kept_skips = np.ones(len(when), dtype=bool)
         out: Counter[str] = Counter(self.skipped)
+        lo: float | None = None
         if window is not None and len(submit) + len(when):
             origin = float(np.concatenate([submit, when]).min())
             lo, hi = (None if b is None else origin + 3600.0 * b for b in window)
-            for times, mask in ((when, kept_skips), (submit, keep)):
+            if carry_in and lo is not None:
+                end = np.array(self.start, float) + np.array(self.run, float)
+                with np.errstate(invalid="ignore"):
+                    carried = (submit < lo) & np.isfinite(end) & (end > lo) & (np.array(self.run, float) >= 0)
+            for times, mask, also in ((when, kept_skips, None), (submit, keep, carried)):
                 if lo is not None:
-                    out["submitted before the window"] += int((times < lo).sum())
-                    mask &= times >= lo
+                    before = times < lo if also is None else (times < lo) & ~also
+                    out["submitted before the window"] += int(before.sum())
+                    mask &= ~before
                 if hi is not None:
                     out["submitted after the window"] += int((mask & (times >= hi)).sum())
                     mask &= times < hi
         for (reason, _), inside in zip(self.skipped_at, kept_skips, strict=True):
             if inside:
                 out[reason] += 1
-        return keep, +out
+        return keep, carried, lo, +out
 
     def add(self, jid: str, submit: float, run: float, censored: bool, gpus: float, gpu_type: str, user: str,
-            model_key: str, meta: dict[str, str]) -> None:
+            model_key: str, meta: dict[str, str], start: float | None = None) -> None:
         self.id.append(jid)
         self.submit.append(submit)
+        self.start.append(submit if start is None else start)
         self.run.append(run)
         self.censored.append(censored)
         self.gpus.append(gpus)
@@ -267,6 +283,8 @@ class ImportResult:
         span = float(t.arrival.max()) / 3600.0
         where = (f"submitted in the window {_hours(window[0])}:{_hours(window[1])} h of the source"
                  if window else "a window keeps a part: --window FROM:TO")
+        if self.source.get("carry_in"):
+            where += f"; {self.source['carried_in']} carried in, still running at its start"
         lines.append(f"arrivals: 0 to {span:,.1f} h ({where})")
         if self.suggested_cluster:
             lines.append(f"suggested: --cluster {self.cluster_spec}")
@@ -442,7 +460,8 @@ def _philly(files: Sequence[tuple[str, bytes]]) -> _Raw:
         censored = spans[-1][1] is None                      # the last attempt has no end: still running
         run = sum(((e if e is not None else end_of_trace) - s) for s, e in spans)
         meta = {"vc": str(job.get("vc", "")), "status": str(job.get("status", "")), "attempts": str(len(spans))}
-        raw.add(jid, t_sub, run, censored, float(gpus), "", str(job.get("user", "")), "", meta)
+        raw.add(jid, t_sub, run, censored, float(gpus), "", str(job.get("user", "")), "", meta,
+                start=min(t for t, _ in spans))
     return raw
 
 
@@ -514,7 +533,7 @@ def _pai2020(files: Sequence[tuple[str, bytes]]) -> _Raw:
         gpu_type = max(by_type, key=lambda k: by_type[k]) if by_type else ""
         meta = {"status": status, "inst_id": inst, "tasks": str(len(tasks.get(name, []))),
                 "gpu_types": "|".join(sorted(k for k in by_type if k)) if len(by_type) > 1 else ""}
-        raw.add(name, t_sub, stop - min(starts), censored, gpus, gpu_type, user, "", meta)
+        raw.add(name, t_sub, stop - min(starts), censored, gpus, gpu_type, user, "", meta, start=min(starts))
     return raw
 
 
@@ -567,7 +586,7 @@ def _openb2023(files: Sequence[tuple[str, bytes]]) -> _Raw:
         meta = {c: v for c, v in p.items() if c not in used}
         meta["gpu_spec"] = spec
         raw.add(p["name"], t_sub, stop - start, censored, gpus, spec if spec and "|" not in spec else "", "", "",
-                meta)
+                meta, start=start)
     return raw
 
 
@@ -607,6 +626,7 @@ def _generic(files: Sequence[tuple[str, bytes]], cols: CsvColumns) -> _Raw:
         if gpus <= 0:
             raw.skip("no GPU", submit)
             continue
+        begin = submit                                      # unknown with --duration: the submit time
         if cols.duration is not None:
             if not cell("duration"):
                 raw.skip("never started", submit)
@@ -624,7 +644,7 @@ def _generic(files: Sequence[tuple[str, bytes]], cols: CsvColumns) -> _Raw:
         if status:
             meta["status"] = status
         raw.add(cell("id") or str(k + 1), submit, run, censored, gpus, cell("gpu_type"), cell("user"), cell("model"),
-                meta)
+                meta, start=begin)
     return raw
 
 
@@ -656,7 +676,7 @@ def import_trace(paths: Sequence[str | os.PathLike[str]], fmt: str, *, catalog: 
                  columns: CsvColumns | None = None, fractional: str = "share",
                  gpu_type_map: Mapping[str, str] | None = None, models: Sequence[str] | None = None,
                  gpu_types: Sequence[str] | None = None,
-                 window: Sequence[float | None] | None = None) -> ImportResult:
+                 window: Sequence[float | None] | None = None, carry_in: bool = False) -> ImportResult:
     """Import a real cluster trace by the rule of the module documentation.
 
     Parameters
@@ -685,6 +705,10 @@ def import_trace(paths: Sequence[str | os.PathLike[str]], fmt: str, *, catalog: 
     window : (float or None, float or None), optional
         Keep only the jobs submitted from ``FROM`` (inclusive) to ``TO`` (exclusive) hours after the source's
         first submission; ``None`` leaves that side open. The others are counted in ``skipped``.
+    carry_in : bool
+        With a window that has a start: also keep the jobs submitted before it that were still running at its
+        start (their first start plus their run time is after it). Each arrives at the window's start with the
+        run time it had left (``metadata["carried_in"]``); time 0 is then the window's start.
 
     Returns
     -------
@@ -701,6 +725,8 @@ def import_trace(paths: Sequence[str | os.PathLike[str]], fmt: str, *, catalog: 
     if fractional not in ("share", "whole", "drop"):
         raise InvalidInputError("fractional", fractional, "must be 'share', 'whole' or 'drop'")
     span = _check_window(window)
+    if carry_in and (span is None or span[0] is None):
+        raise InvalidInputError("carry_in", carry_in, "needs a window with a start (FROM): jobs are carried into it")
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     if not paths:
@@ -723,15 +749,23 @@ def import_trace(paths: Sequence[str | os.PathLike[str]], fmt: str, *, catalog: 
     else:
         assert columns is not None
         raw = _generic(files, columns)
-    return _apply_rule(raw, cat, fmt, files, columns, fractional, user_map, models, gpu_types, span)
+    return _apply_rule(raw, cat, fmt, files, columns, fractional, user_map, models, gpu_types, span, carry_in)
 
 
 def _apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]], columns: CsvColumns | None,
                 fractional: str, user_map: dict[str, str], models: Sequence[str] | None,
-                gpu_types: Sequence[str] | None, window: tuple[float | None, float | None] | None) -> ImportResult:
-    inside, skipped = raw.in_window(window)
+                gpu_types: Sequence[str] | None, window: tuple[float | None, float | None] | None,
+                carry_in: bool = False) -> ImportResult:
+    inside, carried, start, skipped = raw.in_window(window, carry_in)
     n = len(raw.id)
     submit, run, gpus = np.array(raw.submit, float), np.array(raw.run, float), np.array(raw.gpus, float)
+    # a job carried into the window arrives at its start with the run time it had left (rule 2)
+    todo_submit, todo_run = submit.copy(), run.copy()
+    if carried.any():
+        assert start is not None
+        began = np.array(raw.start, float)[carried]
+        todo_submit[carried] = start
+        todo_run[carried] = np.minimum(run[carried], began + run[carried] - start)
     mapped = [_map_type(g, cat, user_map) for g in raw.gpu_type]
     # the suggested cluster: the machine list, else the peak in use per GPU type of the whole source's jobs
     # that ran (not the window's: the window must not change the target types, hence the work)
@@ -779,10 +813,10 @@ def _apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]
     for i in range(n):
         if not inside[i]:
             continue
-        if not math.isfinite(run[i]):
+        if not math.isfinite(todo_run[i]):
             skipped["never started"] += 1
             continue
-        if run[i] < 0:
+        if todo_run[i] < 0:
             skipped["end before start"] += 1
             continue
         g = gpus[i]
@@ -818,7 +852,7 @@ def _apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]
         keep.append(i)
         out_model.append(allowed[m])
         out_scale.append(float(g) if share else scale)
-        out_iter.append(min(MAX_ITERATIONS, max(1.0, float(np.rint(run[i] * rate)))))
+        out_iter.append(min(MAX_ITERATIONS, max(1.0, float(np.rint(todo_run[i] * rate)))))
         jid = raw.id[i]
         if jid in seen:
             seen[jid] += 1
@@ -835,7 +869,7 @@ def _apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]
                                     f"jobs were submitted from 0 to {span:,.1f} h")
         raise InvalidInputError("trace", [p for p, _ in files], f"no job left to import ({reasons})")
     k = np.array(keep)
-    arrival = submit[k] - submit[k].min()
+    arrival = todo_submit[k] - todo_submit[k].min()
     if arrival.max() > MAX_ARRIVAL:
         raise InvalidInputError("trace", [p for p, _ in files], f"spans more than {MAX_ARRIVAL:g} s")
     metas = []
@@ -843,7 +877,10 @@ def _apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]
         meta = dict(raw.meta[i])
         if raw.gpu_type[i]:
             meta["gpu_type"] = raw.gpu_type[i]
-        meta["run_seconds"] = repr(float(run[i]))
+        meta["run_seconds"] = repr(float(todo_run[i]))
+        if carried[i]:
+            meta["carried_in"] = "true"
+            meta["source_run_seconds"] = repr(float(run[i]))
         if raw.user[i]:
             meta["user"] = raw.user[i]
         metas.append(meta)
@@ -860,6 +897,8 @@ def _apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]
         "fractional": fractional,
         "gpu_type_map": user_map,
         "window": None if window is None else list(window),
+        "carry_in": carry_in,
+        "carried_in": int(sum(1 for i in keep if carried[i])),
         "models": None if models is None else list(models),
         "columns": None if columns is None else {f: getattr(columns, f) for f in columns.__dataclass_fields__},
         "jobs": len(trace), "censored": int(trace.censored.sum()), "skipped": dict(skipped),
