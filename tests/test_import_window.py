@@ -226,7 +226,7 @@ def test_carry_in_keeps_the_jobs_running_at_the_window_start(modern, whole) -> N
         else:
             assert t.arrival[i] == pytest.approx(submit[j] - lo) and t.iterations[i] == whole.trace.iterations[w]
     line = next(s for s in res.summary() if s.startswith("arrivals:"))
-    assert line.endswith(f"(submitted in the window 10: h of the source; {len(running)} carried in, still running "
+    assert line.endswith(f"(submitted in the window 10: h of the source; {len(running)} carried in, not done "
                          "at its start)")
 
 
@@ -274,9 +274,31 @@ def test_cli_carry_in(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     out = tmp_path / "c.json"
     assert main(["trace", "import", str(GENERIC), "--format", "csv", *opts, "--catalog", "modern", "--window", "10:",
                  "--carry-in", "-o", str(out)]) == 0
-    assert "carried in, still running at its start" in capsys.readouterr().err
+    assert "carried in, not done at its start" in capsys.readouterr().err
     meta = json.loads(out.read_text())["meta"]["imported"]
     assert meta["carry_in"] is True and meta["carried_in"] >= 1
     assert main(["trace", "import", str(GENERIC), "--format", "csv", *opts, "--carry-in", "-o",
                  str(tmp_path / "x.json")]) == 2
     assert "`--carry-in` = True: needs a window with a start" in capsys.readouterr().err
+
+
+def test_carry_in_counts_time_from_the_window_start_and_carries_waiting_jobs(tmp_path: Path, modern) -> None:
+    src = tmp_path / "w.csv"
+    src.write_text("id,sub,start,end,g\n"
+                   "half,0,0,10800,0.5\n"        # running at 1 h, asks for half a GPU
+                   "wait,0,7200,9000,1\n"        # submitted at 0, still waiting at 1 h: its whole run is left
+                   "y,7200,7200,9000,1\n")       # submitted at 2 h, inside the window
+    cols = CsvColumns(arrival="sub", gpus="g", start="start", end="end", id="id")
+    res = import_trace([src], "csv", catalog=modern, columns=cols, window=(1, None), carry_in=True)
+    t = res.trace
+    assert t.id == ("half", "wait", "y") and t.arrival.tolist() == [0.0, 0.0, 3600.0]
+    assert [m["run_seconds"] for m in t.metadata] == ["7200.0", "1800.0", "1800.0"]
+    assert t.metadata[1]["source_run_seconds"] == "1800.0"
+    # a carried-in job left out by another rule is counted under that rule; time 0 stays the window's start
+    drop = import_trace([src], "csv", catalog=modern, columns=cols, window=(1, None), carry_in=True,
+                        fractional="drop")
+    assert drop.trace.id == ("wait", "y") and drop.trace.arrival.tolist() == [0.0, 3600.0]
+    assert drop.skipped == {"part of a GPU (fractional=drop)": 1}
+    alone = import_trace([src], "csv", catalog=modern, columns=cols, window=(1.5, None), carry_in=True,
+                         fractional="drop")
+    assert alone.trace.id == ("wait", "y") and alone.trace.arrival.tolist() == [0.0, 1800.0]

@@ -146,8 +146,8 @@ def add_import_command(sub: _SubParsersAction[ArgumentParser]) -> None:
                    help="keep the jobs submitted FROM to TO hours after the source's first submission (either "
                         "side may be empty); the others are counted as skipped")
     p.add_argument("--carry-in", action="store_true",
-                   help="with --window FROM:...: also keep the jobs submitted before FROM that were still running "
-                        "at FROM, arriving at FROM with the run time they had left")
+                   help="with --window FROM:...: also keep the jobs submitted before FROM that were not done at FROM "
+                        "(waiting or running), arriving at FROM (time 0) with the run time they had left")
     g = p.add_argument_group("--format csv: columns (names in the header) and units")
     g.add_argument("--arrival", metavar="COL", help="submit time (number in --time-unit, or ISO 8601 date, UTC)")
     g.add_argument("--gpus", metavar="COL", help="GPUs asked for (in --gpu-unit)")

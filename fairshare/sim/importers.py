@@ -14,11 +14,13 @@ real trace"):
    source's first submission: the earliest submit time of any of its jobs, kept or left out (only a job
    with no submit time has no say). The others are counted as submitted before or after the window,
    whatever else would have left them out. Jobs submitted before the window are left out even if they were
-   still running in it: the replay starts on an empty cluster, unless ``carry_in``: then those still
-   running at the window's start (first start + run time after it; the first start is the submit time
-   where the source gives none) are kept too, arriving at the window's start with the run time they had
-   left, which sets their work (rule 6). The window changes which jobs are kept, not their model or
-   throughput (the cluster of step 9 is the whole source's).
+   still running in it: the replay starts on an empty cluster, unless ``carry_in``: then those not done at
+   the window's start (waiting or running: first start + run time after it; the first start is the submit
+   time where the source gives none) are kept too, arriving at the window's start with the run time they
+   had left, which sets their work (rule 6); arrivals are then counted from the window's start. A job so
+   carried in can still be left out by the other rules, and is then counted under that reason. The window
+   changes which jobs are kept, not their model or throughput (the cluster of step 9 is the whole
+   source's).
 3. **GPUs.** ``gpus`` keeps the request exactly as the source gives it (0.5 for half a GPU). A request of
    part of one GPU (``0 < gpus < 1``) becomes a fractional ``scale`` equal to the request
    (``fractional="share"``, the default: the job holds that share of one GPU); any other request is scheduled
@@ -192,7 +194,7 @@ class _Raw:
 
         ``window`` is in hours after the source's first submission (of any job, added or left out). Jobs
         submitted outside it count as before or after the window, whatever else would have left them out,
-        except, with ``carry_in``, the added jobs submitted before it that were still running at its start
+        except, with ``carry_in``, the added jobs submitted before it that were not done at its start
         (first start + run time after it): those are kept and marked in the second mask. The window's start is
         returned in the source's seconds (``None`` without a start).
         """
@@ -284,7 +286,7 @@ class ImportResult:
         where = (f"submitted in the window {_hours(window[0])}:{_hours(window[1])} h of the source"
                  if window else "a window keeps a part: --window FROM:TO")
         if self.source.get("carry_in"):
-            where += f"; {self.source['carried_in']} carried in, still running at its start"
+            where += f"; {self.source['carried_in']} carried in, not done at its start"
         lines.append(f"arrivals: 0 to {span:,.1f} h ({where})")
         if self.suggested_cluster:
             lines.append(f"suggested: --cluster {self.cluster_spec}")
@@ -706,9 +708,10 @@ def import_trace(paths: Sequence[str | os.PathLike[str]], fmt: str, *, catalog: 
         Keep only the jobs submitted from ``FROM`` (inclusive) to ``TO`` (exclusive) hours after the source's
         first submission; ``None`` leaves that side open. The others are counted in ``skipped``.
     carry_in : bool
-        With a window that has a start: also keep the jobs submitted before it that were still running at its
-        start (their first start plus their run time is after it). Each arrives at the window's start with the
-        run time it had left (``metadata["carried_in"]``); time 0 is then the window's start.
+        With a window that has a start: also keep the jobs submitted before it that were not done at its start,
+        waiting or running (their first start plus their run time is after it). Each arrives at the window's
+        start with the run time it had left (``metadata["carried_in"]``), and arrivals are counted from the
+        window's start.
 
     Returns
     -------
@@ -869,7 +872,7 @@ def _apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]
                                     f"jobs were submitted from 0 to {span:,.1f} h")
         raise InvalidInputError("trace", [p for p, _ in files], f"no job left to import ({reasons})")
     k = np.array(keep)
-    arrival = todo_submit[k] - todo_submit[k].min()
+    arrival = todo_submit[k] - (start if carry_in and start is not None else todo_submit[k].min())
     if arrival.max() > MAX_ARRIVAL:
         raise InvalidInputError("trace", [p for p, _ in files], f"spans more than {MAX_ARRIVAL:g} s")
     metas = []
