@@ -24,11 +24,18 @@ cause that accounts for it, checked in this order:
 Prints one line per unfair job and a summary per seed, and writes ``worst_jobs.md`` (the table) and
 ``worst_jobs.csv``.
 
+``--trace FILE`` explains the unfair jobs of any trace instead (an imported real trace, say), on ``--cluster``
+with ``--catalog``, up to ``--until`` hours: one simulation, reported as seed 0, with a count of causes by
+duration class (the time a job needs alone on its fastest type, as in the simulator's results). ``--name``
+names the report files.
+
 Usage::
 
     python examples/worst_jobs.py                         # seeds 0-2, priority none (the 0.1 behaviour)
     python examples/worst_jobs.py --priority remaining    # the same with the remaining-work rule
     python examples/worst_jobs.py --quick                 # smoke test: 30 jobs, one seed
+    python examples/worst_jobs.py --priority remaining --trace week.json --catalog modern \
+        --cluster T4=8,A10=8,A100-80GB=4,H100=4 --until 240 --name worst_jobs_real_openb2023
 """
 
 from __future__ import annotations
@@ -45,9 +52,10 @@ import numpy as np
 
 from fairshare.allocation import Allocation
 from fairshare.policies import RoundState, get_policy
+from fairshare.sim.catalog import load_catalog
 from fairshare.sim.metrics import UNFAIR_RHO
 from fairshare.sim.simulator import simulate
-from fairshare.sim.traces import generate_trace
+from fairshare.sim.traces import generate_trace, read_trace
 
 CLUSTER = "V100=36,P100=36,K80=36"
 CAUSES = ("boundary", "gang", "unpaid", "shared")
@@ -104,10 +112,16 @@ def explain(job: Any, history: list[tuple[float, bool, float, float]], round_len
 
 def run(seed: int, args: argparse.Namespace) -> list[dict[str, Any]]:
     """One simulation; the explained rows of its unfair jobs."""
-    trace = generate_trace(args.jobs, jobs_per_hour=args.jobs_per_hour, seed=seed)
+    if args.trace is not None:
+        catalog = load_catalog(args.catalog)
+        trace = read_trace(args.trace, catalog=catalog)
+    else:
+        catalog = None
+        trace = generate_trace(args.jobs, jobs_per_hour=args.jobs_per_hour, seed=seed)
     rec = Recorder(get_policy("fairshare", mode="fast", priority=args.priority))
-    res = simulate(trace, CLUSTER, rec, round_length=args.round_length, progress=False,
-                   max_rounds=args.max_rounds, record_holds=True)
+    until = None if args.until is None else args.until * 3600.0
+    res = simulate(trace, args.cluster, rec, catalog=catalog, round_length=args.round_length, progress=False,
+                   max_rounds=args.max_rounds, until=until, record_holds=True)
     first_start: dict[str, float] = {}
     for h in res.holds:
         for j in h.jobs:
@@ -118,6 +132,9 @@ def run(seed: int, args: argparse.Namespace) -> list[dict[str, Any]]:
             continue
         row = explain(job, rec.rounds.get(job.id, []), args.round_length, first_start.get(job.id))
         if row["rho"] > UNFAIR_RHO:
+            alone = job.ideal_seconds
+            row["class"] = ("under one round" if alone < args.round_length else
+                            "one round to 1 h" if alone <= 3600 else "over 1 h")
             rows.append({"seed": seed, **row})
     return rows
 
@@ -128,25 +145,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--priority", default="none", help="priority rule of the fairshare policy (default none)")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--quick", action="store_true", help="30 jobs, one seed, capped rounds")
+    ap.add_argument("--trace", type=Path, default=None, help="explain this trace's unfair jobs (one simulation)")
+    ap.add_argument("--cluster", default=CLUSTER, help=f"with --trace: the cluster (default {CLUSTER})")
+    ap.add_argument("--catalog", default="default", help="with --trace: the catalog (default: default)")
+    ap.add_argument("--until", type=float, default=None, help="with --trace: horizon in simulated hours")
+    ap.add_argument("--name", default=None, help="report file stem (default worst_jobs[_PRIORITY])")
     args = ap.parse_args(argv)
+    if args.trace is None and (args.cluster != CLUSTER or args.catalog != "default" or args.until is not None):
+        ap.error("--cluster, --catalog and --until go with --trace")
     args.jobs, args.jobs_per_hour, args.round_length, args.max_rounds = 300, 4.0, 360.0, None
+    if args.trace is not None:
+        args.seeds = [0]
     if args.quick:
         args.jobs, args.jobs_per_hour, args.seeds, args.max_rounds = 30, 12.0, args.seeds[:1], 400
     rows = [r for seed in args.seeds for r in run(seed, args)]
     rows.sort(key=lambda r: (-r["rho"], r["seed"], r["id"]))
-    cols = ("seed", "id", "model", "scale", "rho", "jct_h", "ideal_h", "rounds", "first_wait_s", "unplaced_rounds",
-            "below_fair_rounds", "max_deficit", "last_deficit", "cause")
-    lines = [f"Unfair jobs (rho > {UNFAIR_RHO}) of the fairshare policy, priority {args.priority!r}, "
-             f"{args.jobs} jobs at {args.jobs_per_hour:g} jobs/h on {CLUSTER}, seeds {args.seeds}", "",
+    cols: tuple[str, ...] = ("seed", "id", "model", "scale", "rho", "jct_h", "ideal_h", "rounds", "first_wait_s",
+                             "unplaced_rounds", "below_fair_rounds", "max_deficit", "last_deficit", "cause")
+    if args.trace is not None:
+        cols += ("class",)
+    what = (f"the trace {args.trace.name} on {args.cluster} (catalog {args.catalog}"
+            f"{'' if args.until is None else f', until {args.until:g} h'})" if args.trace is not None else
+            f"{args.jobs} jobs at {args.jobs_per_hour:g} jobs/h on {CLUSTER}, seeds {args.seeds}")
+    lines = [f"Unfair jobs (rho > {UNFAIR_RHO}) of the fairshare policy, priority {args.priority!r}, {what}", "",
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in rows:
         lines.append("| " + " | ".join(f"{r[c]:.3g}" if isinstance(r[c], float) else str(r[c]) for c in cols) + " |")
     counts = Counter(r["cause"] for r in rows)
     lines += ["", "causes: " + ", ".join(f"{c} {counts.get(c, 0)}" for c in CAUSES) + f" (of {len(rows)} unfair jobs)"]
+    if args.trace is not None:
+        lines += ["", "| duration class (alone on the fastest type) | " + " | ".join(CAUSES) + " | unfair jobs |",
+                  "|:---|" + "---:|" * (len(CAUSES) + 1)]
+        for cls in ("under one round", "one round to 1 h", "over 1 h"):
+            n = Counter(r["cause"] for r in rows if r["class"] == cls)
+            lines.append(f"| {cls} | " + " | ".join(str(n.get(c, 0)) for c in CAUSES) + f" | {sum(n.values())} |")
     args.out.mkdir(parents=True, exist_ok=True)
-    suffix = "" if args.priority == "none" else f"_{args.priority}"
-    (args.out / f"worst_jobs{suffix}.md").write_text("\n".join(lines) + "\n")
-    with (args.out / f"worst_jobs{suffix}.csv").open("w", newline="") as f:
+    stem = args.name or ("worst_jobs" + ("" if args.priority == "none" else f"_{args.priority}"))
+    (args.out / f"{stem}.md").write_text("\n".join(lines) + "\n")
+    with (args.out / f"{stem}.csv").open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(cols))
         w.writeheader()
         w.writerows({c: r[c] for c in cols} for r in rows)

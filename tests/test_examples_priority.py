@@ -7,7 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from _examples import PNG, load_example, read_csv
+from _examples import PNG, load_example, read_csv, table_rows
 
 
 @pytest.fixture(scope="module")
@@ -115,3 +115,31 @@ def test_tradeoff_anchor_starts_a_curve_at_the_policys_point(rules_out: Path, tm
     with pytest.raises(SystemExit):
         mod.main(["--main", str(main_csv), "--rules", str(rules_out / "priority_rules.csv"), "--out",
                   str(tmp_path / "o"), "--settings", "het108@6", "--anchor", "no-separator"])
+
+
+def test_worst_jobs_on_a_trace_file(tmp_path: Path) -> None:
+    """--trace: one simulation of an imported trace; the class table counts the same unfair jobs as the rows."""
+    from fairshare.sim.catalog import load_catalog
+    from fairshare.sim.importers import CsvColumns, import_trace
+    from fairshare.sim.traces import format_trace
+
+    data = Path(__file__).resolve().parent / "data" / "traces" / "generic" / "my_cluster.csv"
+    cols = CsvColumns(arrival="submitted", gpus="gpus", duration="runtime_min", time_unit="min", id="job")
+    res = import_trace([data], "csv", catalog=load_catalog("modern"), columns=cols, fractional="whole",
+                       gpu_types=("T4", "A10"), window=(0, 12))
+    trace = tmp_path / "t.json"
+    trace.write_text(format_trace(res.trace, "json"))
+    mod = load_example("worst_jobs")
+    assert mod.main(["--priority", "remaining", "--trace", str(trace), "--catalog", "modern", "--cluster",
+                     "T4=8,A10=2", "--until", "24", "--name", "w", "--out", str(tmp_path)]) == 0
+    rows = read_csv(tmp_path / "w.csv")
+    md = (tmp_path / "w.md").read_text()
+    assert rows and all(float(r["rho"]) > 1.05 and r["seed"] == "0" for r in rows)
+    assert "the trace t.json on T4=8,A10=2 (catalog modern, until 24 h)" in md
+    table = {r[0]: r for r in table_rows(md, "duration class (alone on the fastest type)")}
+    for cls, row in table.items():
+        assert int(row[-1]) == sum(r["class"] == cls for r in rows)
+        assert sum(int(x) for x in row[1:-1]) == int(row[-1])
+    assert sum(int(r[-1]) for r in table.values()) == len(rows)
+    with pytest.raises(SystemExit):
+        mod.main(["--cluster", "T4=2", "--out", str(tmp_path)])          # --cluster without --trace
