@@ -53,7 +53,7 @@ import numpy as np
 from fairshare.allocation import Allocation
 from fairshare.policies import RoundState, get_policy
 from fairshare.sim.catalog import load_catalog
-from fairshare.sim.metrics import UNFAIR_RHO
+from fairshare.sim.metrics import DURATION_CLASSES, UNFAIR_RHO
 from fairshare.sim.simulator import simulate
 from fairshare.sim.traces import generate_trace, read_trace
 
@@ -133,8 +133,8 @@ def run(seed: int, args: argparse.Namespace) -> list[dict[str, Any]]:
         row = explain(job, rec.rounds.get(job.id, []), args.round_length, first_start.get(job.id))
         if row["rho"] > UNFAIR_RHO:
             alone = job.ideal_seconds
-            row["class"] = ("under one round" if alone < args.round_length else
-                            "one round to 1 h" if alone <= 3600 else "over 1 h")
+            # the simulator's classes (fairshare.sim.metrics): < one round, up to 1 h, over 1 h
+            row["class"] = DURATION_CLASSES[0 if alone < args.round_length else 1 if alone <= 3600 else 2]
             rows.append({"seed": seed, **row})
     return rows
 
@@ -176,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.trace is not None:
         lines += ["", "| duration class (alone on the fastest type) | " + " | ".join(CAUSES) + " | unfair jobs |",
                   "|:---|" + "---:|" * (len(CAUSES) + 1)]
-        for cls in ("under one round", "one round to 1 h", "over 1 h"):
+        for cls in DURATION_CLASSES:
             n = Counter(r["cause"] for r in rows if r["class"] == cls)
             lines.append(f"| {cls} | " + " | ".join(str(n.get(c, 0)) for c in CAUSES) + f" | {sum(n.values())} |")
     args.out.mkdir(parents=True, exist_ok=True)
