@@ -188,6 +188,10 @@ class _Raw:
         """Leave out a job submitted at ``submit`` (counted by :meth:`in_window`)."""
         self.skipped_at.append((reason, submit))
 
+    def submit_times(self) -> np.ndarray:
+        """Submit times of every job with one, added or left out (the window's clock starts at their minimum)."""
+        return np.concatenate([np.array(self.submit, float), np.array([t for _, t in self.skipped_at], float)])
+
     def in_window(self, window: tuple[float | None, float | None] | None, carry_in: bool = False
                   ) -> tuple[np.ndarray, np.ndarray, float | None, Counter[str]]:
         """The added jobs to keep, those carried in, the window's start and every job left out, by reason.
@@ -206,7 +210,7 @@ class _Raw:
         out: Counter[str] = Counter(self.skipped)
         lo: float | None = None
         if window is not None and len(submit) + len(when):
-            origin = float(np.concatenate([submit, when]).min())
+            origin = float(self.submit_times().min())
             lo, hi = (None if b is None else origin + 3600.0 * b for b in window)
             if carry_in and lo is not None:
                 end = np.array(self.start, float) + np.array(self.run, float)
@@ -866,7 +870,7 @@ def _apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]
     if not keep:
         reasons = "; ".join(f"{v} {k}" for k, v in skipped.items()) or "the source has no job"
         if window is not None:
-            when = np.concatenate([submit, [t for _, t in raw.skipped_at]])
+            when = raw.submit_times()
             span = (when.max() - when.min()) / 3600.0 if when.size else 0.0
             raise InvalidInputError("window", list(window), f"no job left to import ({reasons}); the source's "
                                     f"jobs were submitted from 0 to {span:,.1f} h")
@@ -901,7 +905,7 @@ def _apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]
         "gpu_type_map": user_map,
         "window": None if window is None else list(window),
         "carry_in": carry_in,
-        "carried_in": int(sum(1 for i in keep if carried[i])),
+        "carried_in": int(carried[k].sum()),
         "models": None if models is None else list(models),
         "columns": None if columns is None else {f: getattr(columns, f) for f in columns.__dataclass_fields__},
         "jobs": len(trace), "censored": int(trace.censored.sum()), "skipped": dict(skipped),
