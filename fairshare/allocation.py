@@ -119,7 +119,7 @@ class Allocation:
     utilization : float
         ``E / C``.
     shortfall : float
-        Weighted total shortfall ``S``.
+        Weighted total shortfall ``S = sum_j w_j sigma_j`` (plain: comparable across shortfall prices).
     mip_gap : float or None
         ``exact``: HiGHS's relative gap, measured on the achievable improvement ``objective - obj_null``
         (an upper bound on the value loss). ``fast``: the same quantity certified by the LP bound.
@@ -163,6 +163,13 @@ class Allocation:
     binding : Binding or None
         Rounds that name their nodes: every placement bound to node ids and GPU indices, with the counts of
         split gangs and moved jobs (:func:`fairshare.binding.bind`). ``None`` without nodes and in ``lp`` mode.
+    priced_shortfall : float
+        ``S_f = sum_j w_j f_j sigma_j`` with the shortfall prices ``f_j`` (spec section 10): the shortfall the
+        round optimised, ``objective = prioritized_efficiency - fairness_weight * priced_shortfall``. Equal to
+        ``shortfall`` when every price is 1 (nan when unknown).
+    moved : bool array (N,) or None
+        Rounds with running jobs (spec section 11): the running jobs the placement moves to another type or
+        partner (each pays its restart). ``None`` when no job of the round runs.
     """
 
     status: Status
@@ -194,6 +201,8 @@ class Allocation:
     rounding_loss: np.ndarray | None = None
     rounded_share: np.ndarray | None = None
     binding: Binding | None = None
+    priced_shortfall: float = float("nan")
+    moved: np.ndarray | None = None
 
     @classmethod
     def from_columns(cls, model: RoundModel, x: np.ndarray | None, *, status: Status, mode: str | None,
@@ -235,6 +244,8 @@ class Allocation:
             job_ids=ids, gpu_types=names, fair_throughput=np.asarray(model.fair.throughput), throughput=ev.tau,
             progress=ev.rho, job_shortfall=ev.sigma, next_deficit=ev.next_deficit, job_gpu=job_gpu,
             job_partner=partner, policy=policy, prioritized_efficiency=ev.prioritized_efficiency,
+            priced_shortfall=ev.priced_shortfall,
+            moved=None if p.running is None else p.running.moved(job_gpu, partner),
             **_fractional_report(model, xv, integral))
 
     @property
@@ -258,7 +269,8 @@ class Allocation:
         out: dict[str, Any] = {
             "status": str(self.status), "mode": self.mode, "objective": _num(self.objective),
             "efficiency": self.efficiency, "prioritized_efficiency": _num(self.prioritized_efficiency),
-            "utilization": self.utilization, "shortfall": self.shortfall, "mip_gap": _num(self.mip_gap),
+            "utilization": self.utilization, "shortfall": self.shortfall,
+            "priced_shortfall": _num(self.priced_shortfall), "mip_gap": _num(self.mip_gap),
             "bound": _num(self.bound), "obj_null": self.obj_null,
         }
         if self.policy is not None:
@@ -278,6 +290,8 @@ class Allocation:
                                     "by_type": dict(zip(self.gpu_types, self.rounding_loss.tolist()))}
         if self.binding is not None:  # rounds that name their nodes only
             out["binding"] = self.binding.to_dict()
+        if self.moved is not None:  # rounds with running jobs only
+            out["moved"] = [jid for jid, m in zip(self.job_ids, self.moved.tolist()) if m]
         return out
 
     def to_json(self, **kwargs: Any) -> str:
@@ -342,6 +356,8 @@ class Allocation:
             objective=_float(doc["objective"]),
             efficiency=doc["efficiency"], utilization=doc["utilization"], shortfall=doc["shortfall"],
             prioritized_efficiency=_float(doc.get("prioritized_efficiency")),
+            priced_shortfall=_float(doc.get("priced_shortfall")),
+            moved=None if doc.get("moved") is None else np.array([j in set(doc["moved"]) for j in ids], bool),
             mip_gap=doc.get("mip_gap"), bound=doc.get("bound"), obj_null=doc.get("obj_null", float("nan")),
             relaxation=doc.get("relaxation"), build_seconds=doc.get("build_seconds", 0.0),
             solve_seconds=doc.get("solve_seconds", 0.0), message=doc.get("message", ""),

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,8 +27,9 @@ import numpy as np
 from fairshare._validate import clip, is_real
 from fairshare.errors import InvalidInputError
 from fairshare.problem import RoundProblem
+from fairshare.running import DEFAULT_ROUND_SECONDS, Running
 
-__all__ = ["JOB_KEYS", "MAX_JSON_BYTES", "MAX_JSON_DEPTH", "PAIR_KEYS", "ROUND_KEYS", "read_json",
+__all__ = ["CURRENT_KEYS", "JOB_KEYS", "MAX_JSON_BYTES", "MAX_JSON_DEPTH", "PAIR_KEYS", "ROUND_KEYS", "read_json",
            "reject_unknown_keys", "round_problem_from_dict", "round_problem_from_json",
            "round_problem_to_dict"]
 
@@ -40,8 +41,11 @@ MAX_JSON_BYTES = 64 * 2**20
 MAX_JSON_DEPTH = 64
 
 #: Keys allowed in a round document, in a job object and in a co-location pair object.
-ROUND_KEYS = frozenset({"gpus", "jobs", "colocation", "epsilon", "fairness_weight", "nodes"})
-JOB_KEYS = frozenset({"id", "scale", "weight", "deficit", "priority", "throughput"})
+ROUND_KEYS = frozenset({"gpus", "jobs", "colocation", "epsilon", "fairness_weight", "nodes", "round_seconds"})
+JOB_KEYS = frozenset({"id", "scale", "weight", "deficit", "priority", "shortfall_price", "throughput", "current",
+                      "restart_seconds"})
+#: Keys allowed in a job's ``current`` placement (spec section 11).
+CURRENT_KEYS = frozenset({"gpu", "partner"})
 PAIR_KEYS = frozenset({"jobs", "gpu", "throughput"})
 
 _MAX_INT_CHARS = 310  # a sign and 309 digits: every longer integer literal is beyond float64's 1.8e308
@@ -274,6 +278,9 @@ def round_problem_from_dict(doc: object) -> RoundProblem:
     N, G = len(jobs), len(gpu_types)
     ids: list[str] = []
     scale, weight, deficit, priority = np.empty(N), np.empty(N), np.empty(N), np.empty(N)
+    price, restart = np.empty(N), np.empty(N)
+    current_gpu = np.full(N, -1, np.int64)
+    partners: dict[int, object] = {}
     throughput = np.zeros((N, G))
     for i, job in enumerate(jobs):
         where = f"jobs[{i}]"
@@ -290,6 +297,20 @@ def round_problem_from_dict(doc: object) -> RoundProblem:
         weight[i] = _number(job.get("weight", 1.0))
         deficit[i] = _number(job.get("deficit", 0.0))
         priority[i] = _number(job.get("priority", 1.0))
+        price[i] = _number(job.get("shortfall_price", 1.0))
+        restart[i] = _number(job.get("restart_seconds", 0.0))
+        if "current" in job and job["current"] is not None:
+            cur = job["current"]
+            if not isinstance(cur, Mapping):
+                raise InvalidInputError(f"{where}.current", clip(cur), "must be an object {\"gpu\": type, "
+                                        "\"partner\": job id or null}, or null (not running)")
+            reject_unknown_keys(cur, CURRENT_KEYS, where + ".current.")
+            g = cur.get("gpu")
+            if not isinstance(g, str) or g not in gidx:
+                raise InvalidInputError(f"{where}.current.gpu", clip(g), "GPU type is not in `gpus`")
+            current_gpu[i] = gidx[g]
+            if cur.get("partner") is not None:
+                partners[i] = cur["partner"]
         tp = job.get("throughput")
         if not isinstance(tp, Mapping):
             raise InvalidInputError(f"{where}.throughput", clip(tp), "must be an object of GPU type -> throughput")
@@ -326,18 +347,34 @@ def round_problem_from_dict(doc: object) -> RoundProblem:
         two = isinstance(tp, list) and len(tp) == 2
         pair_throughput[p] = [_number(v) for v in tp] if two else np.nan
 
+    running = _running(doc, N, G, current_gpu, partners, restart, jidx, ids)
     try:
         return RoundProblem(gpu_types=gpu_types, capacity=capacity, job_ids=tuple(ids), scale=scale,
                             throughput=throughput, weight=weight, deficit=deficit, priority=priority,
                             pair_jobs=pair_jobs,
                             pair_gpu=pair_gpu, pair_throughput=pair_throughput,
                             epsilon=doc.get("epsilon", 0.0), fairness_weight=doc.get("fairness_weight", 100.0),
-                            nodes=doc.get("nodes"))
+                            nodes=doc.get("nodes"), shortfall_price=price, running=running)
     except InvalidInputError as err:
         for name, value in _numbers(doc):
             if name == err.field:
                 raise InvalidInputError(err.field, clip(value), err.reason) from None
         raise
+
+
+def _running(doc: Mapping[str, Any], n: int, g: int, current_gpu: np.ndarray, partners: Mapping[int, object],
+             restart: np.ndarray, jidx: Mapping[str, int], ids: Sequence[str]) -> Running | None:
+    """The section 11 state of a round document: jobs' ``current`` placements, restart costs, ``round_seconds``."""
+    partner = np.full(n, -1, np.int64)
+    for i, name in partners.items():
+        if not isinstance(name, str) or name not in jidx:
+            raise InvalidInputError(f"jobs[{i}].current.partner", clip(name), "unknown job (a partner that left "
+                                    "the round is no partner: give null)")
+        partner[i] = jidx[name]
+    round_seconds = doc.get("round_seconds", DEFAULT_ROUND_SECONDS)
+    if "round_seconds" in doc and not is_real(round_seconds):
+        raise InvalidInputError("round_seconds", clip(round_seconds), "must be a finite number of seconds > 0")
+    return Running.checked(n, g, current_gpu, partner, restart, round_seconds, ids)
 
 
 def _number(value: object, *, count: bool = False) -> float:
@@ -366,6 +403,8 @@ def _numbers(doc: Mapping[str, Any]) -> Iterator[tuple[str, object]]:
         yield f"jobs[{i}].weight", job.get("weight", 1.0)
         yield f"jobs[{i}].deficit", job.get("deficit", 0.0)
         yield f"jobs[{i}].priority", job.get("priority", 1.0)
+        yield f"jobs[{i}].shortfall_price", job.get("shortfall_price", 1.0)
+        yield f"jobs[{i}].restart_seconds", job.get("restart_seconds", 0.0)
         for g, v in job["throughput"].items():
             yield f"jobs[{i}].throughput.{g}", v
     for p, entry in enumerate(doc.get("colocation", [])):
@@ -389,9 +428,18 @@ def round_problem_to_dict(problem: RoundProblem) -> dict[str, Any]:
          "throughput": {G[g]: t for g, t in enumerate(row) if t > 0}}
         for jid, s, w, d, row in zip(problem.job_ids, problem.scale.tolist(), problem.weight.tolist(),
                                      problem.deficit.tolist(), problem.throughput.tolist())]
-    for job, pi in zip(jobs, problem.priority.tolist()):
-        if pi != 1.0:  # the default is left out, so documents without priorities read back as they were
+    for job, pi, f in zip(jobs, problem.priority.tolist(), problem.shortfall_price.tolist()):
+        if pi != 1.0:  # the defaults are left out, so documents without them read back as they were
             job["priority"] = pi
+        if f != 1.0:
+            job["shortfall_price"] = f
+    run = problem.running
+    if run is not None:  # only rounds with running jobs carry section 11's fields
+        for job, g, k, r in zip(jobs, run.gpu.tolist(), run.partner.tolist(), run.restart_seconds.tolist()):
+            if g >= 0:
+                job["current"] = {"gpu": G[g], "partner": problem.job_ids[k] if k >= 0 else None}
+            if r:
+                job["restart_seconds"] = r
     coloc = [{"jobs": [problem.job_ids[a], problem.job_ids[b]], "gpu": G[g], "throughput": [x, y]}
              for (a, b), g, (x, y) in zip(problem.pair_jobs.tolist(), problem.pair_gpu.tolist(),
                                           problem.pair_throughput.tolist())]
@@ -399,4 +447,6 @@ def round_problem_to_dict(problem: RoundProblem) -> dict[str, Any]:
                            "epsilon": problem.epsilon, "fairness_weight": problem.fairness_weight}
     if problem.nodes:  # optional: rounds without nodes read back as they were
         out["nodes"] = [n.to_dict() for n in problem.nodes]
+    if run is not None:
+        out["round_seconds"] = run.round_seconds
     return out

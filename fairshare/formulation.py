@@ -5,19 +5,19 @@ co-location candidate on ``s_p`` shared GPUs of type ``g`` (``b[p, g]``). Every 
 (GPUs) and one or two member jobs, each with the throughput it gets there.
 
 Section 3 MILP (the reference formulation)
-    maximise   ``sum_c eff_c x_c - lambda * sum_j w_j sigma_j``
+    maximise   ``sum_c eff_c x_c - lambda * sum_j w_j f_j sigma_j``
     subject to ``sum_{c ∋ j} x_c <= 1``                          (one placement per job)
                ``sum_{c on g} size_c x_c <= C_g``                 (capacity)
                ``sum_{c ∋ j} rho_{jc} x_c + sigma_j >= need_j``   (spatiotemporal fairness)
                ``x binary, sigma >= 0``
     with ``eff_c = sum_{j in c} pi_j s_j T_{jc} / Tmax_j`` (priorities ``pi_j``, default 1),
-    ``rho_{jc} = T_{jc} / Tfair_j`` and
+    ``rho_{jc} = T_{jc} / Tfair_j``, shortfall prices ``f_j`` (section 10, default 1) and
     ``need_j = (1 - epsilon) + D_j``.
 
 Tightened column formulation (section 5a)
     maximise   ``sum_c v_c x_c``  subject to the first two row families only, with
-    ``v_c = sum_{j in c} (lambda w_j min(rho_{jc}, need_j) + pi_j s_j T_{jc} / Tmax_j)``.
-    For binary ``x`` its objective equals section 3's minus ``obj_null = -lambda sum_j w_j need_j``, so the two
+    ``v_c = sum_{j in c} (lambda w_j f_j min(rho_{jc}, need_j) + pi_j s_j T_{jc} / Tmax_j)``.
+    For binary ``x`` its objective equals section 3's minus ``obj_null = -lambda sum_j w_j f_j need_j``, so the two
     MILPs have the same optima; its LP relaxation is much tighter (a job cannot meet its need with a sliver of
     time), which is what makes LP-plus-rounding nearly optimal.
 
@@ -27,6 +27,11 @@ Fractional requests (spec section 8)
     placement within capacity packs onto whole GPUs (:func:`fairshare.packing.pack_shares`); ``eff_c`` and the
     fair share use ``s_j`` as given. Such jobs are in no pair column. Rounds without one build exactly the
     integer columns of before.
+
+Running jobs (spec section 11)
+    When the round says where jobs run now (:attr:`RoundProblem.running`), a column that moves a running
+    job gives it ``T_{jc} * max(0, 1 - restart_j / round_seconds)``: the column's throughputs, and so ``eff_c``,
+    ``rho_{jc}`` and ``v_c``, are those the job really gets in the round.
 
 Both are built as sparse matrices in one pass over numpy arrays (no Python loop per variable).
 """
@@ -134,11 +139,13 @@ class Evaluation:
     efficiency : float
         ``E = sum_j s_j tau_j / Tmax_j``, best-GPU equivalents of work (plain, whatever the priorities).
     shortfall : float
-        ``S = sum_j w_j sigma_j`` (normalised weights).
+        ``S = sum_j w_j sigma_j`` (normalised weights; plain, whatever the shortfall prices).
     objective : float
-        ``E_pi - lambda S``, the value optimised.
+        ``E_pi - lambda S_f``, the value optimised.
     prioritized_efficiency : float
         ``E_pi = sum_j pi_j s_j tau_j / Tmax_j`` (equal to ``efficiency`` when every priority is 1).
+    priced_shortfall : float
+        ``S_f = sum_j w_j f_j sigma_j`` (equal to ``shortfall`` when every shortfall price is 1).
     """
 
     tau: np.ndarray
@@ -149,6 +156,7 @@ class Evaluation:
     shortfall: float
     objective: float
     prioritized_efficiency: float
+    priced_shortfall: float
 
     def __getitem__(self, key: str) -> np.ndarray | float:
         """``evaluation["objective"]``: the dictionary access of fairshare 0.1 (deprecated; use attributes)."""
@@ -216,15 +224,27 @@ class RoundModel:
         :func:`build_model` (a model whose values were set otherwise gets the standard values back); the
         new model shares this one's unchanged arrays.
         """
-        p = self.problem.with_priority(priority)
+        return self.with_prices(priority=priority)
+
+    def with_prices(self, *, priority: np.ndarray | None = None,
+                    shortfall_price: np.ndarray | None = None) -> RoundModel:
+        """The model of the same round with other priorities and/or shortfall prices (``None``: kept).
+
+        The same model as ``build_model(problem.with_prices(...))``: fair shares and columns are kept, the
+        columns' values (and ``obj_null`` when the prices change) are computed again.
+        """
+        p = self.problem.with_prices(priority=priority, shortfall_price=shortfall_price)
         if p.num_jobs == 0:
             return replace(self, problem=p)
         parts = self._value_parts
-        if parts is not None and not parts.came_from(self):
-            parts = None  # a model whose arrays were replaced: its values from its own arrays
+        if parts is not None and (shortfall_price is not None or not parts.came_from(self)):
+            parts = None  # other prices, or a model whose arrays were replaced: values from its own arrays
         _eff, eff_pi, value, parts = _column_values(p, self.columns, self.tmax, self.weight, self.need, self.rho_a,
                                                     self.rho_b, parts)
-        return replace(self, problem=p, value=value, eff_priority=eff_pi, _value_parts=parts)
+        obj_null = self.obj_null
+        if shortfall_price is not None:
+            obj_null = float(-p.fairness_weight * (self.weight * p.shortfall_price * self.need).sum())
+        return replace(self, problem=p, value=value, eff_priority=eff_pi, obj_null=obj_null, _value_parts=parts)
 
     def job_throughput(self, x: np.ndarray) -> np.ndarray:
         """``tau_j`` for column shares ``x`` (binary or fractional)."""
@@ -247,9 +267,15 @@ class RoundModel:
             e = float(work.sum()) if p.num_jobs else 0.0
             e_pi = float((p.priority * work).sum()) if p.num_jobs else 0.0
         s = float((self.weight * sigma).sum())
+        s_f = float((self.price * sigma).sum())
         return Evaluation(tau=tau, rho=rho, sigma=sigma, next_deficit=next_deficit(p.deficit, p.epsilon, rho),
-                          efficiency=e, shortfall=s, objective=e_pi - p.fairness_weight * s,
-                          prioritized_efficiency=e_pi)
+                          efficiency=e, shortfall=s, objective=e_pi - p.fairness_weight * s_f,
+                          prioritized_efficiency=e_pi, priced_shortfall=s_f)
+
+    @property
+    def price(self) -> np.ndarray:
+        """``w_j f_j``: each job's price of one unit of shortfall (normalised weight times shortfall price)."""
+        return self.weight * self.problem.shortfall_price
 
     # -------------------------------------------------------------- linear programs
     def placement_rows(self, usable: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -350,7 +376,7 @@ class RoundModel:
         a = sp.csc_matrix((np.concatenate([vals, f_vals]), (np.concatenate([rows, f_rows]),
                                                             np.concatenate([cols, f_cols]))),
                           shape=(2 * n + g, m + n))
-        cost = np.concatenate([self.eff_priority, -p.fairness_weight * self.weight])
+        cost = np.concatenate([self.eff_priority, -p.fairness_weight * self.price])
         row_lower = np.concatenate([np.full(n + g, -np.inf), self.need])
         row_upper = np.concatenate([np.ones(n), p.capacity.astype(np.float64), np.full(n, np.inf)])
         col_upper = np.concatenate([np.ones(m), np.full(n, np.inf)])
@@ -374,14 +400,19 @@ def build_columns(problem: RoundProblem) -> Columns:
     if not useful.all():
         pj, pg, pt = pj[useful], pg[useful], pt[useful]
     scale = problem.capacity_scale
+    gpu = np.concatenate([ga, pg]).astype(np.int64)
+    job_a = np.concatenate([ja, pj[:, 0]]).astype(np.int64)
+    job_b = np.concatenate([np.full(len(ja), -1), pj[:, 1]]).astype(np.int64)
+    tput_a = np.concatenate([problem.throughput[ja, ga], pt[:, 0]])
+    tput_b = np.concatenate([np.zeros(len(ja)), pt[:, 1]])
+    run = problem.running
+    if run is not None:  # a column that moves a running job gives it what its restart leaves of the round
+        tput_a = tput_a * run.column_factor(job_a, gpu, job_b)
+        tput_b = tput_b * np.where(job_b >= 0, run.column_factor(np.maximum(job_b, 0), gpu, job_a), 1.0)
     return Columns(
-        gpu=np.concatenate([ga, pg]).astype(np.int64),
+        gpu=gpu,
         size=np.concatenate([scale[ja], scale[pj[:, 0]]]).astype(np.float64 if fractional else np.int64),
-        job_a=np.concatenate([ja, pj[:, 0]]).astype(np.int64),
-        job_b=np.concatenate([np.full(len(ja), -1), pj[:, 1]]).astype(np.int64),
-        tput_a=np.concatenate([problem.throughput[ja, ga], pt[:, 0]]),
-        tput_b=np.concatenate([np.zeros(len(ja)), pt[:, 1]]),
-        num_alone=len(ja),
+        job_a=job_a, job_b=job_b, tput_a=tput_a, tput_b=tput_b, num_alone=len(ja),
     )
 
 
@@ -414,7 +445,7 @@ def build_model(problem: RoundProblem) -> RoundModel:
         eff, eff_pi, value, parts = _column_values(problem, c, tmax, w, need, rho_a, rho_b)
     else:
         eff, eff_pi, value = np.zeros(0), np.zeros(0), np.zeros(0)
-    obj_null = float(-lam * (w * need).sum()) if n else 0.0
+    obj_null = float(-lam * (w * problem.shortfall_price * need).sum()) if n else 0.0
     for a in (tmax, eff, eff_pi, rho_a, rho_b, value):
         a.setflags(write=False)
     return RoundModel(problem, fs, c, tmax, w, need, eff, rho_a, rho_b, value, obj_null, eff_pi, parts)
@@ -424,7 +455,7 @@ def build_model(problem: RoundProblem) -> RoundModel:
 class _ValueParts:
     """The priority-free terms of the columns' values (:func:`_column_values`) and the arrays they came from."""
 
-    inputs: tuple[object, ...]  # (columns, tmax, weight, need, rho_a, rho_b, scale), fairness weight
+    inputs: tuple[object, ...]  # (columns, tmax, weight, need, rho_a, rho_b, scale, shortfall price), lambda
     fairness_weight: float
     eff_a: np.ndarray
     eff_b: np.ndarray
@@ -433,7 +464,8 @@ class _ValueParts:
 
     def came_from(self, model: RoundModel) -> bool:
         """``model`` has the very arrays (and fairness weight) these terms were computed from."""
-        now = (model.columns, model.tmax, model.weight, model.need, model.rho_a, model.rho_b, model.problem.scale)
+        now = (model.columns, model.tmax, model.weight, model.need, model.rho_a, model.rho_b, model.problem.scale,
+               model.problem.shortfall_price)
         return (all(a is b for a, b in zip(self.inputs, now, strict=True))
                 and self.fairness_weight == model.problem.fairness_weight)
 
@@ -443,7 +475,7 @@ def _column_values(problem: RoundProblem, c: Columns, tmax: np.ndarray, w: np.nd
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, _ValueParts]:
     """``(eff, eff_priority, value, parts)`` of the columns: the only coefficients that depend on the priorities.
 
-    ``value_c = sum over the column's jobs of pi_j * e_j + lambda * w_j * min(rho_j, need_j)``, with
+    ``value_c = sum over the column's jobs of pi_j * e_j + lambda * w_j * f_j * min(rho_j, need_j)``, with
     ``e_j = scale_j * throughput / tmax_j`` (a request counts as given, though its column may be a rounded
     share). Read-only arrays of a column each. ``parts``: the terms without priorities from an earlier call
     on the same arrays (computed again when ``None``); returned for the next call.
@@ -452,12 +484,13 @@ def _column_values(problem: RoundProblem, c: Columns, tmax: np.ndarray, w: np.nd
     jb = np.where(pair, c.job_b, 0)
     pi = problem.priority
     if parts is None:
-        s, lam = problem.scale, problem.fairness_weight
+        s, lam, f = problem.scale, problem.fairness_weight, problem.shortfall_price
+        wf = w * f
         eff_a = s[c.job_a] * c.tput_a / tmax[c.job_a]
         eff_b = np.where(pair, s[jb] * c.tput_b / tmax[jb], 0.0)
-        fair_a = lam * w[c.job_a] * np.minimum(rho_a, need[c.job_a])
-        fair_b = lam * w[jb] * np.minimum(rho_b, need[jb])
-        parts = _ValueParts((c, tmax, w, need, rho_a, rho_b, s), lam, eff_a, eff_b, fair_a, fair_b)
+        fair_a = lam * wf[c.job_a] * np.minimum(rho_a, need[c.job_a])
+        fair_b = lam * wf[jb] * np.minimum(rho_b, need[jb])
+        parts = _ValueParts((c, tmax, w, need, rho_a, rho_b, s, f), lam, eff_a, eff_b, fair_a, fair_b)
     eff_a, eff_b = parts.eff_a, parts.eff_b
     pi_eff_a, pi_eff_b = pi[c.job_a] * eff_a, pi[jb] * eff_b
     eff_pi = pi_eff_a + np.where(pair, pi_eff_b, 0.0)

@@ -41,6 +41,7 @@ from fairshare._validate import check_array, check_shape, is_number, is_real, re
 from fairshare.binding import Node, check_nodes, parse_nodes
 from fairshare.errors import InvalidInputError
 from fairshare.packing import share_classes
+from fairshare.running import Running
 
 __all__ = ["MAX_GPUS", "MAX_VALUE", "MAX_WEIGHT_RATIO", "RoundProblem"]
 
@@ -83,6 +84,14 @@ class RoundProblem:
     priority : array of float, shape (N,), optional
         Priorities ``0 <= pi_j <= MAX_VALUE`` on the efficiency term (default 1: every job's work counts the
         same): ``E = sum_j pi_j s_j tau_j / Tmax_j``. Not normalised; choose the scale against ``lambda``.
+    shortfall_price : array of float, shape (N,), optional
+        Price ``0 < f_j <= MAX_VALUE`` of one unit of the job's shortfall (spec section 10; default 1): the
+        objective is ``E - lambda * sum_j w_j f_j sigma_j``. Not normalised; a rule in the engine or policy
+        chooses it (e.g. in finish-time units).
+    running : Running, optional
+        Where the jobs run now and what moving each costs (spec section 11, :class:`fairshare.running.Running`):
+        a column that moves a running job gives it only the part of the round its restart leaves. Default:
+        none (nothing runs; every column as in section 3).
     pair_jobs : array of int, shape (P, 2), optional
         Job indices of co-location candidates (default: none).
     pair_gpu : array of int, shape (P,), optional
@@ -130,6 +139,8 @@ class RoundProblem:
     fairness_weight: float
     priority: np.ndarray
     nodes: tuple[Node, ...]
+    shortfall_price: np.ndarray
+    running: Running | None
     _job_index: dict[str, int] | None = field(init=False, repr=False, compare=False)  # built when first read
     # ``(space, keys)`` from a caller that numbers its jobs across rounds (the simulator: ledger rows), so that
     # a warm start matches two rounds' jobs by integers instead of by ids; ``None`` otherwise.
@@ -140,7 +151,8 @@ class RoundProblem:
                  deficit: np.ndarray | None = None, pair_jobs: np.ndarray | None = None,
                  pair_gpu: np.ndarray | None = None, pair_throughput: np.ndarray | None = None,
                  epsilon: float = 0.0, fairness_weight: float = 100.0,
-                 priority: np.ndarray | None = None, nodes: Sequence[Node | Mapping[str, Any]] | None = None) -> None:
+                 priority: np.ndarray | None = None, nodes: Sequence[Node | Mapping[str, Any]] | None = None,
+                 shortfall_price: np.ndarray | None = None, running: Running | None = None) -> None:
         set_ = object.__setattr__
         # ---- GPU types and capacities
         types = tuple(str(g) for g in gpu_types)
@@ -208,6 +220,7 @@ class RoundProblem:
         check_array(pi, pi >= 0, _job_field("priority"), "must be finite and >= 0")
         check_array(pi, pi <= MAX_VALUE, _job_field("priority"), _TOO_LARGE)
         set_(self, "priority", readonly(pi))
+        set_(self, "shortfall_price", _checked_price(shortfall_price, N))
 
         T = np.asarray(throughput, dtype=np.float64)
         T = T.reshape(N, G) if T.size == N * G else T
@@ -237,20 +250,29 @@ class RoundProblem:
         if node_list:
             check_nodes(node_list, dict(zip(types, cap_int.tolist())))
         set_(self, "nodes", node_list)
+        if running is not None:
+            running = Running.checked(N, G, running.gpu, running.partner, running.restart_seconds,
+                                      running.round_seconds, ids)
+            if not running.is_running.any():
+                running = None  # nothing runs: the round is the same as without
+        set_(self, "running", running)
 
     @classmethod
     def _of_checked_arrays(cls, gpu_types: tuple[str, ...], capacity: np.ndarray, job_ids: tuple[str, ...],
                            scale: np.ndarray, throughput: np.ndarray, weight: np.ndarray, deficit: np.ndarray,
                            pair_jobs: np.ndarray, pair_gpu: np.ndarray, pair_throughput: np.ndarray,
                            epsilon: float, fairness_weight: float,
-                           job_keys: tuple[object, np.ndarray] | None = None) -> RoundProblem:
+                           job_keys: tuple[object, np.ndarray] | None = None,
+                           shortfall_price: np.ndarray | None = None,
+                           running: Running | None = None) -> RoundProblem:
         """The round the constructor would build from these arguments, for a caller that guarantees them valid.
 
         For the simulator, whose rounds come from a trace, catalog and cluster checked before the first
         round, deficits from the deficit rule and candidates valid by construction: the per-entry checks of
         the constructor were a tenth of a long queue's round. The checks that depend on which jobs share the
         round still run (the weights' ratio, the deficits' range), with the constructor's errors; so does the
-        duplicate-id check, which building the id map does anyway. No nodes, priorities 1. ``job_keys``:
+        duplicate-id check, which building the id map does anyway; so do the checks of ``shortfall_price``
+        and ``running`` when given. No nodes, priorities 1. ``job_keys``:
         ``(space, keys)``, distinct integer keys of the jobs that identify them in every round built with the
         same ``space`` object (a warm start then matches rounds by keys); with them, the ids are the caller's
         guarantee to be distinct too, and the id map is built only if read.
@@ -269,7 +291,8 @@ class RoundProblem:
                                          and 0 <= float(d.min()) and float(d.max()) <= MAX_VALUE)):
             return cls(gpu_types=gpu_types, capacity=capacity, job_ids=job_ids, scale=scale, throughput=throughput,
                        weight=weight, deficit=deficit, pair_jobs=pair_jobs, pair_gpu=pair_gpu,
-                       pair_throughput=pair_throughput, epsilon=epsilon, fairness_weight=fairness_weight)
+                       pair_throughput=pair_throughput, epsilon=epsilon, fairness_weight=fairness_weight,
+                       shortfall_price=shortfall_price, running=running)
         s = np.asarray(scale).astype(np.float64)
         part = (s > 0) & (s < 1)
         set_(self, "gpu_types", tuple(gpu_types))
@@ -288,6 +311,13 @@ class RoundProblem:
         set_(self, "pair_gpu", readonly(np.asarray(pair_gpu).reshape(-1).astype(np.int64)))
         set_(self, "pair_throughput", readonly(np.asarray(pair_throughput, np.float64).reshape(-1, 2)))
         set_(self, "nodes", ())
+        set_(self, "shortfall_price", _checked_price(shortfall_price, N))
+        if running is not None:
+            running = Running.checked(N, len(gpu_types), running.gpu, running.partner, running.restart_seconds,
+                                      running.round_seconds, ids)
+            if not running.is_running.any():
+                running = None
+        set_(self, "running", running)
         return self
 
     def _set_pairs(self, pair_jobs: np.ndarray | None, pair_gpu: np.ndarray | None,
@@ -448,14 +478,33 @@ class RoundProblem:
         InvalidInputError
             If ``priority`` is not one finite value >= 0 per job.
         """
-        pi = np.asarray(priority, dtype=np.float64)
-        check_shape(pi, (self.num_jobs,), "priority")
-        check_array(pi, pi >= 0, _job_field("priority"), "must be finite and >= 0")
-        check_array(pi, pi <= MAX_VALUE, _job_field("priority"), _TOO_LARGE)
+        return self.with_prices(priority=priority)
+
+    def with_prices(self, *, priority: np.ndarray | None = None,
+                    shortfall_price: np.ndarray | None = None) -> RoundProblem:
+        """A copy with per-job ``priority`` and/or ``shortfall_price`` replaced; only those are validated.
+
+        The same result as ``replace(priority=..., shortfall_price=...)`` without checking again the fields
+        that did not change (rules set them every round). ``None`` keeps a field as it is.
+
+        Raises
+        ------
+        InvalidInputError
+            If ``priority`` is not one finite value >= 0 per job, or ``shortfall_price`` not one finite value
+            > 0 per job.
+        """
         new = object.__new__(RoundProblem)
         for f in fields(self):
             object.__setattr__(new, f.name, getattr(self, f.name))
-        object.__setattr__(new, "priority", readonly(pi.copy()))
+        if priority is not None:
+            pi = np.asarray(priority, dtype=np.float64)
+            check_shape(pi, (self.num_jobs,), "priority")
+            check_array(pi, pi >= 0, _job_field("priority"), "must be finite and >= 0")
+            check_array(pi, pi <= MAX_VALUE, _job_field("priority"), _TOO_LARGE)
+            object.__setattr__(new, "priority", readonly(pi.copy()))
+        if shortfall_price is not None:
+            object.__setattr__(new, "shortfall_price",
+                               _checked_price(np.array(shortfall_price, dtype=np.float64), self.num_jobs))
         return new
 
     def take_jobs(self, rows: Sequence[int] | np.ndarray) -> RoundProblem:
@@ -469,7 +518,9 @@ class RoundProblem:
                             throughput=self.throughput[rows], weight=self.weight[rows],
                             deficit=self.deficit[rows], priority=self.priority[rows], pair_jobs=pj[keep],
                             pair_gpu=self.pair_gpu[keep],
-                            pair_throughput=self.pair_throughput[keep])
+                            pair_throughput=self.pair_throughput[keep],
+                            shortfall_price=self.shortfall_price[rows],
+                            running=None if self.running is None else self.running.take(rows))
 
     # ------------------------------------------------------------------ documents (fairshare.documents)
     @classmethod
@@ -511,6 +562,15 @@ class RoundProblem:
 def _job_field(name: str) -> Callable[[tuple[int, ...]], str]:
     """Field namer for :func:`check_array` on a per-job array: ``jobs[3].weight``."""
     return lambda i: f"jobs[{i[0]}].{name}"
+
+
+def _checked_price(price: np.ndarray | None, n: int) -> np.ndarray:
+    """The per-job shortfall prices (default 1), checked: finite, > 0 and at most :data:`MAX_VALUE`."""
+    f = np.ones(n) if price is None else np.asarray(price, dtype=np.float64)
+    check_shape(f, (n,), "shortfall_price")
+    check_array(f, f > 0, _job_field("shortfall_price"), "must be finite and > 0")
+    check_array(f, f <= MAX_VALUE, _job_field("shortfall_price"), _TOO_LARGE)
+    return readonly(f)
 
 
 def _as_float(values: np.ndarray) -> np.ndarray:

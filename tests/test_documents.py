@@ -147,7 +147,8 @@ def test_invalid_json_names_the_document():
 
 def test_reject_unknown_keys_names_the_first():
     reject_unknown_keys({"id": "a", "scale": 1}, documents.JOB_KEYS, "jobs[0].")
-    with pytest.raises(InvalidInputError, match=r"`jobs\[0\]\.prio` = 3: unknown key \(allowed: deficit, id, "):
+    with pytest.raises(InvalidInputError,
+                       match=r"`jobs\[0\]\.prio` = 3: unknown key \(allowed: current, deficit, id, "):
         reject_unknown_keys({"id": "a", "prio": 3, "x": 1}, documents.JOB_KEYS, "jobs[0].")
 
 

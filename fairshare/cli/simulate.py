@@ -172,6 +172,8 @@ def _run(args: Namespace, policies: list[str]) -> int:
             opts["mode"] = args.mode
         if name == "fairshare" and "priority" not in opts and args.priority:
             opts["priority"] = args.priority
+        if name == "fairshare" and "shortfall_price" not in opts and args.shortfall_price:
+            opts["shortfall_price"] = args.shortfall_price
         if name == "fairshare" and args.no_polish:
             if opts.get("mode", "fast") != "fast":
                 raise InvalidInputError("--no-polish", True, f"applies to the fast mode only, not to mode "
@@ -376,6 +378,9 @@ def _common(p: ArgumentParser) -> None:
     sim.add_argument("--mode", choices=("fast", "exact"), default=None, help="solve mode of the fairshare policy")
     sim.add_argument("--priority", choices=("none", "remaining", "finish-time"), default=None,
                      help="priority rule of the fairshare policy (default: the policy's)")
+    sim.add_argument("--shortfall-price", choices=("none", "finish-time"), default=None,
+                     help="shortfall-price rule of the fairshare policy: what a round of a job's shortfall costs "
+                          "(finish-time: in units of the job's fair finish time; default: the policy's)")
     sim.add_argument("--no-polish", action="store_true",
                      help="fast mode of the fairshare policy without the local search and polish MILP: each round "
                           "is the greedy rounding of the LP (gap still certified); for long replays, about 10x "

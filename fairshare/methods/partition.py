@@ -271,7 +271,8 @@ def _sub_model(model: RoundModel, jobs: np.ndarray, cols: np.ndarray, local: np.
     tput[local[c.job_a[a_cols]], c.gpu[a_cols]] = c.tput_a[a_cols]
     sub = RoundProblem(gpu_types=p.gpu_types, capacity=capacity, job_ids=tuple(p.job_ids[j] for j in jobs),
                        scale=p.scale[jobs], throughput=tput, weight=p.weight[jobs], deficit=p.deficit[jobs],
-                       epsilon=p.epsilon, fairness_weight=p.fairness_weight, priority=p.priority[jobs])
+                       epsilon=p.epsilon, fairness_weight=p.fairness_weight, priority=p.priority[jobs],
+                       shortfall_price=p.shortfall_price[jobs])
     jb = c.job_b[cols]
     columns = Columns(gpu=c.gpu[cols], size=c.size[cols], job_a=local[c.job_a[cols]],
                       job_b=np.where(jb >= 0, local[np.maximum(jb, 0)], -1), tput_a=c.tput_a[cols],
@@ -281,7 +282,8 @@ def _sub_model(model: RoundModel, jobs: np.ndarray, cols: np.ndarray, local: np.
     w, need = model.weight[jobs], model.need[jobs]
     return RoundModel(problem=sub, fair=fair, columns=columns, tmax=model.tmax[jobs], weight=w, need=need,
                       eff=model.eff[cols], rho_a=model.rho_a[cols], rho_b=model.rho_b[cols], value=model.value[cols],
-                      obj_null=float(-p.fairness_weight * (w * need).sum()), eff_priority=model.eff_priority[cols])
+                      obj_null=float(-p.fairness_weight * (model.price[jobs] * need).sum()),
+                      eff_priority=model.eff_priority[cols])
 
 
 def _solve_part(model: RoundModel, opts: SolveOptions) -> Rounded:

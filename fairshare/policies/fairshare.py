@@ -27,12 +27,14 @@ import numpy as np
 
 from fairshare.allocate import allocate, bind_round, solve_model
 from fairshare.allocation import Allocation
+from fairshare.fair_share import fair_share
 from fairshare.formulation import RoundModel, build_model
 from fairshare.methods.warm import WarmCache
 from fairshare.methods.warm import use as use_warm_start
 from fairshare.policies.base import Placed, Policy, RoundState, _check_placement, register
 from fairshare.priority import JobState, NoPriority, PriorityRule, rule_from_options
 from fairshare.problem import RoundProblem
+from fairshare.shortfall_price import NoPrice, ShortfallPriceRule, price_rule_from_options
 
 __all__ = ["FairsharePolicy"]
 
@@ -74,6 +76,12 @@ class FairsharePolicy(Policy):
         remaining work first, the winner of docs/results-priority.md); ``"none"``: every ``pi_j = 1``.
     priority_exponent, priority_clip : optional
         Parameters of a named rule (``exponent``, ``clip``); ``None``: the rule's defaults.
+    shortfall_price : str, rule or callable
+        The shortfall-price rule (:func:`fairshare.shortfall_price.price_rule`, spec section 10):
+        ``"finish-time"`` prices a round of a job's shortfall in units of its fair finish time; ``"none"``:
+        every ``f_j = 1``.
+    shortfall_price_exponent, shortfall_price_clip, shortfall_price_basis : optional
+        Parameters of a named price rule; ``None``: the rule's defaults.
     """
 
     mode: str = "fast"
@@ -83,13 +91,22 @@ class FairsharePolicy(Policy):
     priority: Any = "remaining"
     priority_exponent: float | None = None
     priority_clip: tuple[float, float] | None = None
+    shortfall_price: Any = "none"
+    shortfall_price_exponent: float | None = None
+    shortfall_price_clip: tuple[float, float] | None = None
+    shortfall_price_basis: str | None = None
     _rule: PriorityRule = field(init=False, repr=False, compare=False, default=NoPriority())
+    _price_rule: ShortfallPriceRule = field(init=False, repr=False, compare=False, default=NoPrice())
     _warm: WarmCache = field(init=False, repr=False, compare=False, default_factory=WarmCache)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_rule", rule_from_options(
             {"priority": self.priority, "priority_exponent": self.priority_exponent,
              "priority_clip": self.priority_clip}))
+        object.__setattr__(self, "_price_rule", price_rule_from_options(
+            {"shortfall_price": self.shortfall_price, "shortfall_price_exponent": self.shortfall_price_exponent,
+             "shortfall_price_clip": self.shortfall_price_clip,
+             "shortfall_price_basis": self.shortfall_price_basis}))
 
     @property
     def _solve_options(self) -> Any:
@@ -121,15 +138,20 @@ class FairsharePolicy(Policy):
         problem = state.model.problem
         if self.epsilon is not None and self.epsilon != problem.epsilon:
             problem, model = problem.replace(epsilon=self.epsilon), None
-        if not isinstance(self._rule, NoPriority):
+        priced = not isinstance(self._price_rule, NoPrice)
+        if priced or not isinstance(self._rule, NoPriority):
             jobs = JobState(remaining_iterations=state.remaining_iterations, done_iterations=state.done_iterations,
                             age=np.maximum(0.0, state.time - state.arrival))
-            priority = self._rule.priorities(problem, jobs)
+            priority = None if isinstance(self._rule, NoPriority) else self._rule.priorities(problem, jobs)
+            price = None
+            if priced:
+                tfair = model.fair.throughput if model is not None else fair_share(problem).throughput
+                price = self._price_rule.prices(problem, jobs, tfair)
             if model is not None:
-                model = model.with_priority(priority)
+                model = model.with_prices(priority=priority, shortfall_price=price)
                 problem = model.problem
             else:
-                problem = problem.with_priority(priority)
+                problem = problem.with_prices(priority=priority, shortfall_price=price)
         if self.heterogeneity_aware:
             with self._warm.state(state.time) as warm, use_warm_start(warm):
                 if model is not None:

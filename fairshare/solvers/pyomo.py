@@ -76,7 +76,7 @@ def build_pyomo_model(model: RoundModel, *, integer: bool = True) -> Any:
     tfair, need, tmax = model.fair.throughput, model.need, model.tmax
     m.fairness = pyo.Constraint(
         m.J, rule=lambda mm, j: tau(mm, j) / float(tfair[j]) + mm.sigma[j] >= float(need[j]))
-    w, lam, s, pi = model.weight, p.fairness_weight, p.scale, p.priority
+    w, lam, s, pi = model.price, p.fairness_weight, p.scale, p.priority  # w_j f_j: priced weights
     m.objective = pyo.Objective(
         expr=sum(float(pi[j]) * float(s[j]) / float(tmax[j]) * tau(m, j) for j in range(n))
         - lam * sum(float(w[j]) * m.sigma[j] for j in range(n)),

@@ -60,6 +60,8 @@ def round_documents(
     deficits: bool = True,
     epsilon: bool = True,
     fairness_weight: bool = True,
+    shortfall_prices: bool = False,
+    running: bool = False,
 ) -> dict[str, Any]:
     """A valid round document (spec section 6) as a plain ``dict``.
 
@@ -77,6 +79,11 @@ def round_documents(
         Whether the document may contain co-location candidates, weights, deficits, a non-default
         ``epsilon`` and a non-default ``fairness_weight``. Each optional field is sometimes left out so
         that the defaults are exercised too.
+    shortfall_prices, running : bool
+        Whether jobs may carry a ``shortfall_price`` (spec section 10) and a ``current`` placement with a
+        ``restart_seconds`` (section 11; running pairs are drawn among the document's candidates, and the
+        document may then set ``round_seconds``). Off by default, so that draws of earlier tests stay as
+        they were.
     """
     if not 1 <= max_types <= len(GPU_NAMES):
         raise ValueError(f"`max_types` = {max_types!r}: must be in [1, {len(GPU_NAMES)}]")
@@ -135,11 +142,39 @@ def round_documents(
             doc["colocation"] = pairs
         elif draw(st.booleans()):
             doc["colocation"] = []
+    if shortfall_prices:
+        for job in jobs:
+            if draw(st.booleans()):
+                job["shortfall_price"] = draw(st.sampled_from((0.05, 0.5, 1.0, 2.0, 20.0)))
+    if running:
+        _draw_running(draw, doc, runnable)
     if epsilon and draw(st.booleans()):
         doc["epsilon"] = draw(st.sampled_from((0.0, 0.05, 0.1, 0.25, 0.5, 0.9)))
     if fairness_weight and draw(st.booleans()):
         doc["fairness_weight"] = draw(st.sampled_from((0.5, 1.0, 10.0, 100.0, 1000.0)))
     return doc
+
+
+def _draw_running(draw: st.DrawFn, doc: dict[str, Any], runnable: list[set[str]]) -> None:
+    """Mark some jobs of ``doc`` as running (alone, or in pairs among its candidates) with restart costs."""
+    jobs, busy = doc["jobs"], set()
+    index = {job["id"]: i for i, job in enumerate(jobs)}
+    for pair in doc.get("colocation", []):
+        a, b = (index[j] for j in pair["jobs"])
+        if a not in busy and b not in busy and draw(st.integers(0, 3)) == 0:
+            busy |= {a, b}
+            jobs[a]["current"] = {"gpu": pair["gpu"], "partner": jobs[b]["id"]}
+            jobs[b]["current"] = {"gpu": pair["gpu"], "partner": jobs[a]["id"]}
+    types = sorted(doc["gpus"])
+    for i, job in enumerate(jobs):
+        if i not in busy and draw(st.booleans()):
+            # usually a type where it can run; sometimes one it cannot use any more (a node was lost)
+            home = sorted(runnable[i]) if runnable[i] and draw(st.integers(0, 4)) > 0 else types
+            job["current"] = {"gpu": draw(st.sampled_from(home)), "partner": None}
+        if draw(st.booleans()):
+            job["restart_seconds"] = draw(st.sampled_from((0.0, 30.0, 120.0, 360.0, 1000.0)))
+    if draw(st.booleans()):
+        doc["round_seconds"] = draw(st.sampled_from((60.0, 360.0, 600.0)))
 
 
 def round_problems(**kwargs: Any) -> st.SearchStrategy[RoundProblem]:
