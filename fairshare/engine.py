@@ -52,11 +52,13 @@ from fairshare.allocation import Allocation, Status
 from fairshare.binding import Binding, Node, check_nodes, gpus_of_nodes, parse_nodes
 from fairshare.documents import MAX_JSON_BYTES, read_json
 from fairshare.errors import InvalidInputError
-from fairshare.fair_share import next_deficit
+from fairshare.fair_share import fair_share, next_deficit
 from fairshare.methods.warm import WarmStart
 from fairshare.methods.warm import use as use_warm_start
 from fairshare.priority import RULES, JobState, NoPriority, PriorityRule, priority_rule
 from fairshare.problem import MAX_GPUS, MAX_VALUE, RoundProblem
+from fairshare.running import DEFAULT_ROUND_SECONDS, MAX_SECONDS
+from fairshare.shortfall_price import PRICE_RULES, NoPrice, ShortfallPriceRule, price_rule
 
 if sys.platform != "win32":
     import fcntl
@@ -67,8 +69,12 @@ STATE_VERSION = 1
 """The ``version`` of the state document :meth:`Engine.save` writes and :meth:`Engine.load` reads."""
 
 STATE_KEYS = frozenset({"version", "gpus", "gpu_order", "mode", "epsilon", "fairness_weight", "options",
-                        "round_index", "deficits", "priority", "nodes", "binding"})
+                        "round_index", "deficits", "priority", "nodes", "binding", "shortfall_price",
+                        "round_seconds"})
 """The keys of a state document; any other key is an error."""
+
+DEFAULT_SHORTFALL_PRICE = "none"
+"""The shortfall-price rule of an :class:`Engine` that is given none (:mod:`fairshare.shortfall_price`)."""
 
 DEFAULT_PRIORITY = "remaining"
 """The priority rule of an :class:`Engine` that is given none (:mod:`fairshare.priority`): shortest remaining
@@ -77,7 +83,7 @@ job whose ``remaining_iterations`` the caller does not give gets ``pi_j = 1``, s
 places exactly as with ``"none"``."""
 
 JOB_STATE_KEYS = frozenset({"remaining_iterations", "done_iterations", "age_seconds"})
-"""Keys of a job object that the engine's priority rule reads; they are not part of the round document."""
+"""Keys of a job object that the engine's rules read; they are not part of the round document."""
 
 MAX_ROUND_INDEX = 2**63 - 1
 """Largest ``round_index`` (it fits a signed 64-bit integer in every other system)."""
@@ -116,6 +122,13 @@ class Engine:
         of it. With nodes, every plan binds its placements to node ids and GPU indices (``alloc.binding``),
         and the binding of the last committed plan is kept (in saved states too) so that placements that did
         not change keep their GPUs (:func:`fairshare.binding.bind`).
+    shortfall_price : str, rule or callable
+        The shortfall-price rule (:mod:`fairshare.shortfall_price`): ``"none"`` (default, every ``f_j = 1``)
+        or ``"finish-time"`` (a round of a job's shortfall priced in units of its fair finish time; it reads
+        the jobs' ``remaining_iterations`` and ``done_iterations``).
+    round_seconds : float
+        Length of a round (default 360 s): the unit of the deficits. A plan for part of a round (an event,
+        :meth:`plan` with ``round_seconds``) counts its progress and deficits in proportion.
 
     Raises
     ------
@@ -135,10 +148,14 @@ class Engine:
                  fairness_weight: float = 100.0, options: SolveOptions | Mapping[str, Any] | None = None,
                  deficits: Mapping[str, float] | None = None, round_index: int = 0,
                  priority: str | PriorityRule | Callable[..., Any] | None = DEFAULT_PRIORITY,
-                 nodes: Sequence[Node | Mapping[str, Any]] | None = None) -> None:
+                 nodes: Sequence[Node | Mapping[str, Any]] | None = None,
+                 shortfall_price: str | ShortfallPriceRule | Callable[..., Any] | None = DEFAULT_SHORTFALL_PRICE,
+                 round_seconds: float = DEFAULT_ROUND_SECONDS) -> None:
         self._configure("", gpus, mode, epsilon, fairness_weight, options, {} if deficits is None else deficits,
                         round_index)
         self._priority = priority_rule(priority)
+        self._price = price_rule(shortfall_price)
+        self._round_seconds = _check_round_seconds(round_seconds, "round_seconds")
         self._nodes = _check_nodes(nodes, self._gpus, "nodes")
         self._binding: Binding | None = None
 
@@ -153,6 +170,8 @@ class Engine:
         self._round_index = _check_round_index(round_index, prefix + "round_index")
         self._pending: Allocation | None = None
         self._pending_epsilon = self._epsilon
+        self._pending_fraction = 1.0  # the pending plan's length over a round's
+        self._pending_owed: dict[str, float] = {}  # what each job of the pending plan owed, in rounds
         self._recent: deque[tuple[Allocation, str]] = deque(maxlen=_KEEP_RECENT)
         self._warm = WarmStart()  # fast with warm_start: what the last plan leaves for the next (not saved)
 
@@ -237,24 +256,45 @@ class Engine:
         self._round_index = _check_round_index(value, "round_index")
 
     @property
+    def round_seconds(self) -> float:
+        """Length of a round, the unit of the deficits (seconds)."""
+        return self._round_seconds
+
+    @round_seconds.setter
+    def round_seconds(self, value: float) -> None:
+        self._round_seconds = _check_round_seconds(value, "round_seconds")
+
+    @property
     def deficits(self) -> dict[str, float]:
         """Carried deficit of every job the engine knows (a copy)."""
         return dict(self._deficits)
 
     # ------------------------------------------------------------------ rounds
-    def problem(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]] = ()) -> RoundProblem:
+    def problem(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]] = (), *,
+                round_seconds: float | None = None) -> RoundProblem:
         """The round problem for ``jobs`` with carried deficits filled in.
 
         ``jobs`` are job objects of the round document (spec section 6); a ``deficit`` key in them is an
-        error (the engine owns deficits). They may also carry what the priority rule reads (ignored by the rule
-        ``none``): ``remaining_iterations`` (iterations left; missing: unknown, priority 1),
-        ``done_iterations`` (default 0) and ``age_seconds`` (seconds since the job arrived, default 0). With a
-        rule other than ``none`` a ``priority`` key is an error: the rule computes priorities.
+        error (the engine owns deficits). Running jobs may carry their ``current`` placement and
+        ``restart_seconds`` (spec section 11), so that moving them must be worth their restart. They may also
+        carry what the rules read: ``remaining_iterations`` (iterations left; missing: unknown, priority and
+        shortfall price 1), ``done_iterations`` (default 0) and ``age_seconds`` (seconds since the job arrived,
+        default 0). A job the engine has not seen yet starts owing the fair progress of the time it waited,
+        ``(1 - epsilon) * age_seconds / round_seconds`` (a job that arrives to a full cluster is owed from its
+        arrival, not from its first round). With a rule other than ``none`` a ``priority`` (or
+        ``shortfall_price``) key is an error: the rule computes them.
+
+        ``round_seconds``: the length of the round planned (default :attr:`round_seconds`); a shorter one (a
+        plan at an event, for the rest of a round) states the carried deficits in its own units,
+        ``D_j * round_seconds_engine / round_seconds``.
         """
+        length = self._round_seconds if round_seconds is None else _check_round_seconds(round_seconds,
+                                                                                        "round_seconds")
         docs = []
         n = len(jobs)
         remaining, done, age = np.full(n, np.inf), np.zeros(n), np.zeros(n)
         ruled = not isinstance(self._priority, NoPriority)
+        priced = not isinstance(self._price, NoPrice)
         for i, job in enumerate(jobs):
             if not isinstance(job, Mapping):
                 raise InvalidInputError(f"jobs[{i}]", clip(job), "must be an object")
@@ -265,39 +305,61 @@ class Engine:
                 raise InvalidInputError(f"jobs[{i}].priority", clip(job["priority"]),
                                         "the engine's priority rule computes priorities; leave this key out "
                                         "or use Engine(..., priority='none')")
-            d = {k: v for k, v in job.items() if k not in JOB_STATE_KEYS}
-            d["deficit"] = self._deficits.get(str(job.get("id")), 0.0)
-            docs.append(d)
+            if priced and "shortfall_price" in job:
+                raise InvalidInputError(f"jobs[{i}].shortfall_price", clip(job["shortfall_price"]),
+                                        "the engine's shortfall-price rule computes prices; leave this key out "
+                                        "or use Engine(..., shortfall_price='none')")
             remaining[i] = _job_number(job, "remaining_iterations", i, np.inf)
             done[i] = _job_number(job, "done_iterations", i, 0.0)
             age[i] = _job_number(job, "age_seconds", i, 0.0)
-        round_doc = {"gpus": dict(self._gpus), "jobs": docs, "colocation": list(colocation),
-                     "epsilon": self._epsilon, "fairness_weight": self._fairness_weight}
+            d = {k: v for k, v in job.items() if k not in JOB_STATE_KEYS}
+            jid = str(job.get("id"))
+            owed = self._deficits.get(jid)
+            if owed is None:  # a newcomer is owed the time it waited
+                owed = min(MAX_VALUE, (1.0 - self._epsilon) * age[i] / self._round_seconds)
+            d["deficit"] = min(MAX_VALUE, owed * self._round_seconds / length)
+            docs.append(d)
+        round_doc: dict[str, Any] = {"gpus": dict(self._gpus), "jobs": docs, "colocation": list(colocation),
+                                     "epsilon": self._epsilon, "fairness_weight": self._fairness_weight,
+                                     "round_seconds": length}
         if self._nodes:
             round_doc["nodes"] = list(self._nodes)
         problem = RoundProblem.from_dict(round_doc)
-        if not ruled:
+        if not (ruled or priced):
             return problem
         state = JobState(remaining_iterations=remaining, done_iterations=done, age=age)
-        return problem.replace(priority=self._priority.priorities(problem, state))
+        return problem.with_prices(
+            priority=self._priority.priorities(problem, state) if ruled else None,
+            shortfall_price=self._price.prices(problem, state, fair_share(problem).throughput) if priced else None)
 
-    def plan(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]] = ()) -> Allocation:
+    def plan(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]] = (), *,
+             round_seconds: float | None = None) -> Allocation:
         """Solve the next round for the active ``jobs`` (and candidate pairs) with their carried deficits.
 
         The result becomes the *pending* plan, the one :meth:`commit` accepts; an earlier plan that was not
         committed is superseded. If planning raises, the pending plan is unchanged.
+
+        ``round_seconds``: the length of the round planned, default :attr:`round_seconds`. A scheduler that
+        plans again at an event (an arrival, a finish, a node lost) plans the rest of the current round: it
+        commits the running plan with the progress delivered so far and the time it ran
+        (``commit(progress=..., seconds=...)``), then plans with ``round_seconds`` = the time left, giving the
+        running jobs' ``current`` placement and ``restart_seconds`` so that only moves worth their restart
+        are made (:meth:`problem`).
         """
-        problem = self.problem(jobs, colocation)
+        problem = self.problem(jobs, colocation, round_seconds=round_seconds)
         with use_warm_start(self._warm if self._options.warm_start else None):
             alloc = allocate(problem, mode=self._mode, options=self._options, previous_binding=self._binding)
         if self._pending is not None:
             self._recent.append((self._pending, "superseded"))
         self._pending = alloc
         self._pending_epsilon = problem.epsilon
+        fraction = (self._round_seconds if round_seconds is None else float(round_seconds)) / self._round_seconds
+        self._pending_fraction = fraction
+        self._pending_owed = dict(zip(problem.job_ids, (problem.deficit * fraction).tolist()))
         return alloc
 
-    def commit(self, allocation: Allocation | None = None, *,
-               progress: Mapping[str, float] | None = None) -> dict[str, float]:
+    def commit(self, allocation: Allocation | None = None, *, progress: Mapping[str, float] | None = None,
+               seconds: float | None = None) -> dict[str, float]:
         """Apply the deficit update for a round that was executed.
 
         Only the pending plan, the allocation the last :meth:`plan` returned, can be committed, once. Refused
@@ -317,6 +379,11 @@ class Engine:
             Progress ``rho_j`` (in fair-share units, ``tau_j / Tfair_j``, finite and ``>= 0``) each job
             actually received; jobs not listed are taken as planned. Use it when a job ran shorter or slower
             than planned.
+        seconds : float, optional
+            How long the plan ran, if it was cut short by an event (default: the length it was planned for).
+            The deficits then change by that part of a round only:
+            ``D_j <- (t / R) * max(0, D_j R / t + (1 - epsilon) - rho_j)`` for ``t`` seconds of a round of ``R``
+            seconds (:attr:`round_seconds`), with ``rho_j`` the progress over those ``t`` seconds.
 
         Returns
         -------
@@ -349,9 +416,19 @@ class Engine:
             if value is None or value < 0:
                 raise InvalidInputError(f"progress.{jid}", clip(r), "must be a finite number >= 0")
             rho[jid] = value
+        fraction = self._pending_fraction
+        if seconds is not None:
+            value = _as_real(seconds)
+            if value is None or not 0 < value <= MAX_SECONDS:
+                raise InvalidInputError("seconds", clip(seconds),
+                                        f"must be a number of seconds in (0, {MAX_SECONDS:.0f}]")
+            fraction = value / self._round_seconds
         ids = list(rho)
-        carried = np.array([self._deficits.get(j, 0.0) for j in ids])
-        nxt = next_deficit(carried, self._pending_epsilon, np.array([rho[j] for j in ids]))
+        # what each job owed when the plan was made (a newcomer's wait included), in units of the part of a round
+        # that ran
+        owed = np.array([self._pending_owed.get(j, 0.0) for j in ids])
+        start = np.minimum(MAX_VALUE, owed / fraction)
+        nxt = fraction * next_deficit(start, self._pending_epsilon, np.array([rho[j] for j in ids]))
         new = dict(zip(ids, nxt.tolist()))
         self._deficits = new
         self._round_index += 1
@@ -395,12 +472,14 @@ class Engine:
                 "mode": self._mode, "epsilon": self._epsilon, "fairness_weight": self._fairness_weight,
                 "options": asdict(self._options), "round_index": self._round_index,
                 "deficits": dict(self._deficits), "priority": _rule_doc(self._priority),
+                "shortfall_price": _price_doc(self._price), "round_seconds": self._round_seconds,
                 **({"nodes": [n.to_dict() for n in self._nodes]} if self._nodes else {}),
                 **({"binding": self._binding.to_dict()} if self._binding is not None else {})}
 
     @classmethod
     def from_state(cls, doc: Mapping[str, Any], *,
-                   priority: str | PriorityRule | Callable[..., Any] | None = None) -> Engine:
+                   priority: str | PriorityRule | Callable[..., Any] | None = None,
+                   shortfall_price: str | ShortfallPriceRule | Callable[..., Any] | None = None) -> Engine:
         """Rebuild an engine from :meth:`state` output (or a parsed state file).
 
         The document must follow the state schema exactly: ``version`` the integer 1, ``gpus`` present,
@@ -408,7 +487,8 @@ class Engine:
         for either). Missing optional keys take the constructor's defaults; without ``gpu_order`` (files of
         fairshare 0.1) the GPU types keep the order of ``gpus``; without ``priority`` the engine takes
         :data:`DEFAULT_PRIORITY`. ``priority`` replaces the saved priority rule; it is required when the engine
-        was saved with a rule of the user's own (``"priority": {"rule": "custom"}``), which a file cannot hold.
+        was saved with a rule of the user's own (``"priority": {"rule": "custom"}``), which a file cannot hold;
+        ``shortfall_price`` likewise for the shortfall-price rule (states without one take ``"none"``).
 
         Raises
         ------
@@ -437,6 +517,9 @@ class Engine:
                           doc.get("fairness_weight", 100.0), doc.get("options"), doc.get("deficits", {}),
                           doc.get("round_index", 0))
         engine._priority = _rule_from_doc(doc.get("priority"), priority)
+        engine._price = _price_from_doc(doc.get("shortfall_price"), shortfall_price)
+        engine._round_seconds = _check_round_seconds(doc.get("round_seconds", DEFAULT_ROUND_SECONDS),
+                                                     "state.round_seconds")
         engine._nodes = _check_nodes(doc.get("nodes"), gpus, "state.nodes")  # states before nodes: none
         engine._binding = None if doc.get("binding") is None else Binding.from_dict(doc["binding"], "state.binding")
         return engine
@@ -466,7 +549,8 @@ class Engine:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *,
-             priority: str | PriorityRule | Callable[..., Any] | None = None) -> Engine:
+             priority: str | PriorityRule | Callable[..., Any] | None = None,
+             shortfall_price: str | ShortfallPriceRule | Callable[..., Any] | None = None) -> Engine:
         """Read an engine saved by :meth:`save` (see :meth:`from_state` for the rules).
 
         Raises
@@ -480,7 +564,7 @@ class Engine:
         name = os.fspath(path)
         data = _read_file(name)
         try:
-            return cls.from_state(read_json(data, what="state"), priority=priority)
+            return cls.from_state(read_json(data, what="state"), priority=priority, shortfall_price=shortfall_price)
         except InvalidInputError as err:
             field = err.field
             if err.reason.startswith("duplicate key"):
@@ -549,6 +633,13 @@ def _check_epsilon(value: object, field: str) -> float:
     if epsilon is None or not 0 <= epsilon < 1:
         raise InvalidInputError(field, clip(value), "must be a number in [0, 1)")
     return epsilon
+
+
+def _check_round_seconds(value: object, field: str) -> float:
+    number = _as_real(value)
+    if number is None or not 0 < number <= MAX_SECONDS:
+        raise InvalidInputError(field, clip(value), f"must be a number of seconds in (0, {MAX_SECONDS:.0f}]")
+    return number
 
 
 def _check_fairness_weight(value: object, field: str) -> float:
@@ -804,5 +895,39 @@ def _rule_from_doc(doc: object, override: str | PriorityRule | Callable[..., Any
         params["clip"] = tuple(params["clip"])
     try:
         return priority_rule(name, **params)
+    except InvalidInputError as err:
+        raise InvalidInputError(f"state.{err.field}", err.value, err.reason) from None
+
+
+def _price_doc(rule: ShortfallPriceRule) -> dict[str, Any]:
+    """The state file's form of a shortfall-price rule: a named rule with its parameters, or ``custom``."""
+    for name, cls in PRICE_RULES.items():
+        if type(rule) is cls:
+            params = {k: getattr(rule, k) for k in ("exponent", "clip", "basis") if hasattr(rule, k)}
+            return {"rule": name, **{k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}}
+    return {"rule": "custom"}
+
+
+def _price_from_doc(doc: object,
+                    override: str | ShortfallPriceRule | Callable[..., Any] | None) -> ShortfallPriceRule:
+    if override is not None:
+        return price_rule(override)
+    if doc is None:  # a state saved before shortfall prices
+        return price_rule(DEFAULT_SHORTFALL_PRICE)
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("rule"), str):
+        raise InvalidInputError("state.shortfall_price", clip(doc), 'must be an object {"rule": name, ...}')
+    name = doc["rule"]
+    if name == "custom":
+        raise InvalidInputError("state.shortfall_price", "custom", "the engine was saved with a shortfall-price "
+                                "rule of your own: pass it again, Engine.load(path, shortfall_price=rule)")
+    params = {k: v for k, v in doc.items() if k != "rule"}
+    for k in params:
+        if k not in ("exponent", "clip", "basis"):
+            raise InvalidInputError(f"state.shortfall_price.{k}", clip(params[k]),
+                                    "unknown key (allowed: rule, exponent, clip, basis)")
+    if "clip" in params and isinstance(params["clip"], list):
+        params["clip"] = tuple(params["clip"])
+    try:
+        return price_rule(name, **params)
     except InvalidInputError as err:
         raise InvalidInputError(f"state.{err.field}", err.value, err.reason) from None
