@@ -41,7 +41,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from fairshare.sim.plots import plot_jct_cdf, plot_rho_cdf
-from fairshare.sim.simulator import SimulationResult
+from fairshare.sim.result import SimulationResult
 from fairshare.sim.sweep import RunSpec, run_sweep
 
 if __package__:  # python -m examples.ablations

@@ -36,6 +36,7 @@ import numpy as np
 
 import fairshare.methods.fast as fast_method
 import fairshare.methods.warm as warm_method
+import fairshare.sim.ledger as ledger
 import fairshare.sim.simulator as simulator
 import fairshare.solvers.highs as highs_solver
 from fairshare.formulation import LinearProgram, RoundModel
@@ -70,7 +71,7 @@ def priced_rounds(first: int) -> Iterator[list[Kept]]:
     """
     kept: list[Kept] = []
     rounds = [0]
-    original, original_problem = fast_method.solve_priced, simulator._Ledger.problem
+    original, original_problem = fast_method.solve_priced, ledger._Ledger.problem
 
     def problem(self: Any, *args: Any, **kwargs: Any) -> Any:
         rounds[0] += 1
@@ -84,12 +85,12 @@ def priced_rounds(first: int) -> Iterator[list[Kept]]:
         return original(model, lp, opts, warm, **kw)
 
     fast_method.solve_priced = keep  # type: ignore[assignment]
-    simulator._Ledger.problem = problem  # type: ignore[method-assign]
+    ledger._Ledger.problem = problem  # type: ignore[method-assign]
     try:
         yield kept
     finally:
         fast_method.solve_priced = original
-        simulator._Ledger.problem = original_problem  # type: ignore[method-assign]
+        ledger._Ledger.problem = original_problem  # type: ignore[method-assign]
 
 
 @contextlib.contextmanager

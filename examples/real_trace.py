@@ -55,7 +55,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from fairshare.sim.simulator import SimConfig
+from fairshare.sim.config import SimConfig
 
 if __package__:  # python -m examples.real_trace
     from ._common import log, write_report

@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 import fairshare.methods.fast as fast_method
 import fairshare.methods.warm as warm_method
 import fairshare.policies.fairshare as fairshare_policy
+import fairshare.sim.ledger as ledger
 import fairshare.sim.simulator as simulator
 import fairshare.solvers.highs as highs_solver
 from fairshare.formulation import RoundModel
@@ -48,8 +49,8 @@ else:  # python examples/round_parts.py
 
 PARTS: tuple[tuple[Any, str, str], ...] = (
     (fairshare_policy.FairsharePolicy, "allocate", "policy (allocate)"),
-    (simulator._Ledger, "problem", "round problem (RoundProblem)"),
-    (simulator._PairCache, "get", "co-location candidates"),
+    (ledger._Ledger, "problem", "round problem (RoundProblem)"),
+    (ledger._PairCache, "get", "co-location candidates"),
     (simulator, "build_model", "model (build_model)"),
     (RoundModel, "tightened_lp", "LP matrix (tightened_lp)"),
     (fast_method, "round_relaxation", "LP and rounding"),
@@ -153,7 +154,7 @@ def timed_parts(first: int) -> Iterator[dict[str, float]]:
         return timed
 
     for (owner, attr, label), (_, _, original) in zip(PARTS, saved, strict=True):
-        setattr(owner, attr, timer(original, label, counts_rounds=owner is simulator._Ledger))
+        setattr(owner, attr, timer(original, label, counts_rounds=owner is ledger._Ledger))
     try:
         yield seconds
     finally:

@@ -56,9 +56,10 @@ import numpy as np
 
 from fairshare.policies import policy_names
 from fairshare.sim.catalog import load_catalog
+from fairshare.sim.cluster_spec import cluster_nodes
 from fairshare.sim.metrics import RunMetrics, compute_metrics
 from fairshare.sim.records import JobRecord
-from fairshare.sim.simulator import SimulationResult, cluster_nodes
+from fairshare.sim.result import SimulationResult
 from fairshare.sim.sweep import RunSpec, run_spec, run_sweep
 from fairshare.sim.traces import Trace, generate_trace, write_trace
 

@@ -36,8 +36,9 @@ from typing import Any
 import numpy as np
 
 from fairshare.sim.catalog import load_catalog
+from fairshare.sim.config import SimConfig
 from fairshare.sim.metrics import DURATION_CLASSES, compute_metrics, metrics_by_duration_class
-from fairshare.sim.simulator import SimConfig, simulate
+from fairshare.sim.simulator import simulate
 from fairshare.sim.traces import Trace, generate_trace
 
 CLUSTER = "V100=36,P100=36,K80=36"

@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from fairshare.sim.metrics import normalized_throughput
-from fairshare.sim.simulator import SimulationResult
+from fairshare.sim.result import SimulationResult
 from fairshare.sim.sweep import RunSpec, run_sweep
 
 if __package__:  # python -m examples.tradeoff_epsilon

@@ -440,7 +440,7 @@ def test_cli_allocate_prints_the_binding_and_takes_the_previous_one(tmp_path, ca
 
 # ---------------------------------------------------------------------------------------------- simulator
 def test_node_specs_parse_to_nodes_and_capacities(tmp_path):
-    from fairshare.sim.simulator import cluster_nodes, parse_nodes_spec
+    from fairshare.sim.cluster_spec import cluster_nodes, parse_nodes_spec
 
     gpus, nodes = cluster_nodes("2xV100:8, 1xK80:4,1xV100:4")
     assert gpus == {"V100": 20, "K80": 4}
@@ -459,7 +459,8 @@ def test_node_specs_parse_to_nodes_and_capacities(tmp_path):
 def test_a_move_costs_the_restart_overhead():
     import numpy as np
 
-    from fairshare.sim.simulator import SimConfig, _execute_round, _JobState
+    from fairshare.sim.config import SimConfig
+    from fairshare.sim.execute import _execute_round, _JobState
 
     class Plan:
         throughput = np.array([1.0, 1.0])

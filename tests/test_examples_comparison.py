@@ -9,7 +9,7 @@ from types import ModuleType
 import pytest
 from _examples import PNG, load_example, read_csv
 
-from fairshare.sim.simulator import SimulationResult
+from fairshare.sim.result import SimulationResult
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 
 from fairshare import InvalidInputError
 from fairshare.sim.catalog import load_catalog
+from fairshare.sim.config import SimConfig
 from fairshare.sim.metrics import compute_metrics
-from fairshare.sim.simulator import GpuHold, SimConfig, SimulationResult, simulate
+from fairshare.sim.result import GpuHold, SimulationResult
+from fairshare.sim.simulator import simulate
 from fairshare.sim.traces import Trace, generate_trace
 
 R50 = "ResNet-50 (batch size 64)"

@@ -13,17 +13,12 @@ from fairshare import InvalidInputError
 from fairshare.errors import PolicyError
 from fairshare.fair_share import next_deficit
 from fairshare.sim.catalog import load_catalog
+from fairshare.sim.cluster_spec import parse_cluster
+from fairshare.sim.config import SimConfig
+from fairshare.sim.execute import RoundOutcome, _busy_gpu_seconds, _execute_round, _JobState
 from fairshare.sim.records import RoundRecord
-from fairshare.sim.simulator import (
-    RoundOutcome,
-    SimConfig,
-    SimulationResult,
-    _busy_gpu_seconds,
-    _execute_round,
-    _JobState,
-    parse_cluster,
-    simulate,
-)
+from fairshare.sim.result import SimulationResult
+from fairshare.sim.simulator import simulate
 from fairshare.sim.traces import Trace, generate_trace
 
 R50 = "ResNet-50 (batch size 64)"

@@ -11,17 +11,12 @@ import pytest
 
 from fairshare.errors import InvalidInputError
 from fairshare.sim.catalog import load_catalog
+from fairshare.sim.config import ROUND_LIMIT, SimConfig
+from fairshare.sim.ledger import _Ledger
 from fairshare.sim.metrics import compute_metrics, metrics_by_duration_class
 from fairshare.sim.progress import Progress
-from fairshare.sim.simulator import (
-    ROUND_LIMIT,
-    SimConfig,
-    SimulationResult,
-    _Ledger,
-    _progress,
-    check_run,
-    simulate,
-)
+from fairshare.sim.result import SimulationResult
+from fairshare.sim.simulator import _progress, check_run, simulate
 from fairshare.sim.traces import Trace, generate_trace
 
 A3C = "A3C"  # 7.176 it/s alone on a V100

@@ -63,8 +63,8 @@ def parse_window(text: str | None) -> tuple[float | None, float | None] | None:
 
 
 def _import(args: Namespace) -> int:
+    from fairshare.sim.cluster_spec import parse_cluster
     from fairshare.sim.importers import CsvColumns, import_trace
-    from fairshare.sim.simulator import parse_cluster
     from fairshare.sim.traces import format_trace
 
     out = Path(args.import_output)

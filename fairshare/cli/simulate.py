@@ -113,7 +113,7 @@ def _in_range(args: Namespace, option: str, lo: float, hi: float, *, integer: bo
 
 def check_options(args: Namespace) -> None:
     """The documented ranges of the numeric options of ``trace``, ``simulate`` and ``compare`` (docs/cli.md)."""
-    from fairshare.sim.simulator import ROUND_LENGTH_RANGE
+    from fairshare.sim.config import ROUND_LENGTH_RANGE
     from fairshare.sim.traces import MAX_ARRIVAL, MAX_JOBS_PER_HOUR, MIN_JOBS_PER_HOUR
 
     _in_range(args, "--jobs", 0, 10_000_000, integer=True)
@@ -132,7 +132,7 @@ def check_options(args: Namespace) -> None:
 
 
 def _cluster(text: str, option: str = "--cluster") -> dict[str, int]:
-    from fairshare.sim.simulator import cluster_nodes
+    from fairshare.sim.cluster_spec import cluster_nodes
 
     try:
         return cluster_nodes(text)[0]
@@ -222,8 +222,9 @@ def _modern_types() -> tuple[str, ...]:
 
 def _preflight(args: Namespace, trace: dict[str, Any], cat: Any, cluster: str) -> None:
     """Read (or generate) the trace once here, so that bad input is reported before any process starts."""
+    from fairshare.sim.config import SimConfig
     from fairshare.sim.load import offered_load
-    from fairshare.sim.simulator import SimConfig, check_run
+    from fairshare.sim.simulator import check_run
     from fairshare.sim.traces import generate_trace, read_trace
 
     try:
@@ -275,7 +276,7 @@ def _write_results(args: Namespace, out: Any, results: list[Any], trace: dict[st
     write_text("--out", out / "results_by_class.csv", results_table(by_class, fmt="csv", columns=class_cols,
                                                                     label="policy_class"))
     if args.records != "none":
-        from fairshare.sim.simulator import records_json
+        from fairshare.sim.result import records_json
 
         text = records_json({"trace": trace, "cluster": cluster, "catalog": list(catalog_names(args)),
                              "runs": [r.to_dict() for r in results]})

@@ -3,17 +3,19 @@
 This layer sits above the policies: it builds one :class:`~fairshare.problem.RoundProblem` per round,
 asks a policy for a placement and executes it.
 
-Simulating (:mod:`~fairshare.sim.simulator`)
+Simulating (:mod:`~fairshare.sim.simulator`: the loop; one module per part of it)
     :func:`simulate`
         Replay a trace on a cluster with a policy, round by round.
-    :class:`SimConfig`
-        The options of a run (round length, epsilon, restart overhead, co-location, stop rules).
-    :class:`SimulationResult`
-        What a run produced: job and round records, its config; JSON in and out.
-    :func:`parse_cluster`
-        ``"V100=36,P100=36,K80=36"`` to ``{"V100": 36, ...}``.
     :func:`check_run`
         Everything :func:`simulate` would refuse before its first round, checked without running.
+    :class:`SimConfig` (:mod:`~fairshare.sim.config`)
+        The options of a run (round length, epsilon, restart overhead, co-location, stop rules).
+    :class:`SimulationResult` (:mod:`~fairshare.sim.result`)
+        What a run produced: job and round records, its config; JSON in and out.
+    :func:`parse_cluster` (:mod:`~fairshare.sim.cluster_spec`)
+        ``"V100=36,P100=36,K80=36"`` to ``{"V100": 36, ...}``; node specs too.
+    :mod:`~fairshare.sim.execute`, :mod:`~fairshare.sim.idle_starts`, :mod:`~fairshare.sim.ledger`
+        Executing one round's plan; starts on idle GPUs between rounds; the per-job arrays of a run.
 
 Records (:mod:`~fairshare.sim.records`)
     :class:`JobRecord`, :class:`RoundRecord`
@@ -55,6 +57,8 @@ Progress (:mod:`~fairshare.sim.progress`)
         The progress bar of long runs, on stderr.
 """
 
+from fairshare.sim.cluster_spec import parse_cluster
+from fairshare.sim.config import SimConfig
 from fairshare.sim.importers import CsvColumns, ImportResult, import_trace
 from fairshare.sim.metrics import (
     METRIC_COLUMNS,
@@ -78,7 +82,8 @@ from fairshare.sim.plots import (
 )
 from fairshare.sim.progress import Progress
 from fairshare.sim.records import JobRecord, RoundRecord
-from fairshare.sim.simulator import SimConfig, SimulationResult, check_run, parse_cluster, simulate
+from fairshare.sim.result import SimulationResult
+from fairshare.sim.simulator import check_run, simulate
 from fairshare.sim.sweep import RunSpec, grid, run_spec, run_sweep
 from fairshare.sim.traces import DEFAULT_TRACE, Trace, format_trace, generate_trace, read_trace, write_trace
 

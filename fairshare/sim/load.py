@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from fairshare.sim.catalog import Catalog, load_catalog
-from fairshare.sim.simulator import _Ledger, cluster_nodes
+from fairshare.sim.cluster_spec import cluster_nodes
+from fairshare.sim.ledger import _Ledger
 from fairshare.sim.traces import Trace
 
 __all__ = ["OfferedLoad", "offered_load"]

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fairshare.errors import InvalidInputError
-from fairshare.sim.simulator import SimulationResult, simulate
+from fairshare.sim.result import SimulationResult
+from fairshare.sim.simulator import simulate
 
 __all__ = ["RunSpec", "run_spec", "run_sweep"]
 
@@ -46,7 +47,7 @@ class RunSpec:
         Constructor options of the policy.
     sim_options : dict
         Keyword arguments of :func:`fairshare.sim.simulator.simulate`: the fields of
-        :class:`~fairshare.sim.simulator.SimConfig` (``round_length``, ``epsilon``, ...), ``catalog`` and
+        :class:`~fairshare.sim.config.SimConfig` (``round_length``, ``epsilon``, ...), ``catalog`` and
         ``progress``.
     label : str
         Name of the run in tables (default: the policy name).

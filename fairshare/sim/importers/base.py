@@ -1,0 +1,315 @@
+"""What every trace reader shares: the jobs as read (:class:`_Raw`), the result of an import, units, cell parsers."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import math
+import os
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fairshare.errors import InvalidInputError
+from fairshare.sim.traces import Trace
+
+__all__ = ["GPU_ALIASES", "GPU_UNITS", "TIME_UNITS", "CsvColumns", "ImportResult"]
+
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "min": 60.0, "h": 3600.0}
+"""Units of numeric times and durations in a generic CSV (seconds per unit)."""
+
+GPU_UNITS = {"gpus": 1.0, "percent": 0.01, "milli": 0.001}
+"""Units of a generic CSV's GPU request (GPUs per unit): whole GPUs, percent (PAI: 50 = half a GPU), milli."""
+
+GPU_ALIASES: dict[str, tuple[str, ...]] = {
+    "V100": ("V100",), "V100M16": ("V100-16GB", "V100"), "V100M32": ("V100-32GB",), "V100-16GB": ("V100-16GB", "V100"),
+    "V100-32GB": ("V100-32GB",), "P100": ("P100",), "K80": ("K80",), "T4": ("T4",), "A10": ("A10",), "L4": ("L4",),
+    "A100": ("A100-80GB",), "A100-40GB": ("A100-40GB",), "A100-80GB": ("A100-80GB",), "H100": ("H100",),
+    "H200": ("H200",),
+}
+"""Source GPU type names and the catalog names they stand for, in order of preference (the first one the
+catalog has is used). Alibaba's ``V100M16``/``V100M32`` are the 16 and 32 GB V100s; PAI's ``V100`` is the
+16 GB one. Alibaba's ``MISC`` (older GPUs: K40m, K80, M60) and ``G1``-``G3`` (undisclosed) have no catalog
+name: name them with ``gpu_type_map``."""
+
+@dataclass(frozen=True, slots=True)
+class CsvColumns:
+    """Column mapping of the generic ``csv`` format (``fairshare trace import --format csv``).
+
+    Parameters
+    ----------
+    arrival : str
+        Submit time: a number in ``time_unit`` or an ISO 8601 date and time (read as UTC).
+    gpus : str
+        GPUs asked for, in ``gpu_unit``.
+    duration : str, optional
+        Run time, a number in ``time_unit``. Give ``duration`` or ``end``.
+    end : str, optional
+        End time (as ``arrival``); run time = end - ``start`` (or end - arrival without ``start``).
+    start : str, optional
+        Start time (as ``arrival``); a row whose start is empty never started and is left out.
+    gpu_type, user, id, model, status : str, optional
+        GPU type it ran on; user (the tenant); job id (default: the data row number); model or class name;
+        status.
+    running : tuple of str
+        Values of ``status`` that mean "still running at the end of the trace" (censored).
+    censored : str, optional
+        A column that is true (``1``, ``true``, ``yes``) for censored jobs.
+    time_unit : str
+        Unit of numeric times and durations (:data:`TIME_UNITS`), default seconds.
+    gpu_unit : str
+        Unit of ``gpus`` (:data:`GPU_UNITS`), default whole GPUs.
+    """
+
+    arrival: str
+    gpus: str
+    duration: str | None = None
+    end: str | None = None
+    start: str | None = None
+    gpu_type: str | None = None
+    user: str | None = None
+    id: str | None = None
+    model: str | None = None
+    status: str | None = None
+    running: tuple[str, ...] = ("Running",)
+    censored: str | None = None
+    time_unit: str = "s"
+    gpu_unit: str = "gpus"
+
+    def __post_init__(self) -> None:
+        """Check the units and that the run time is given once."""
+        if self.time_unit not in TIME_UNITS:
+            raise InvalidInputError("time_unit", self.time_unit, f"must be one of {', '.join(TIME_UNITS)}")
+        if self.gpu_unit not in GPU_UNITS:
+            raise InvalidInputError("gpu_unit", self.gpu_unit, f"must be one of {', '.join(GPU_UNITS)}")
+        if (self.duration is None) == (self.end is None):
+            raise InvalidInputError("duration", self.duration, "give the run time column (duration) or the end "
+                                    "time column (end), exactly one of them")
+        if self.start is not None and self.end is None:
+            raise InvalidInputError("start", self.start, "only used with end (run time = end - start)")
+
+
+@dataclass(frozen=True, slots=True)
+class _Raw:
+    """Jobs as read from a source, before the rule: one entry per job, times in seconds."""
+
+    id: list[str] = field(default_factory=list)
+    submit: list[float] = field(default_factory=list)
+    start: list[float] = field(default_factory=list)        # first start (the submit time if unknown)
+    run: list[float] = field(default_factory=list)          # nan: never started
+    censored: list[bool] = field(default_factory=list)
+    gpus: list[float] = field(default_factory=list)
+    gpu_type: list[str] = field(default_factory=list)       # source name, "" unknown
+    user: list[str] = field(default_factory=list)
+    model_key: list[str] = field(default_factory=list)      # source model/class name, "" none
+    meta: list[dict[str, str]] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)   # left out where no submit time is known
+    skipped_at: list[tuple[str, float]] = field(default_factory=list)  # (reason, submit time) of the others
+    inventory: dict[str, int] = field(default_factory=dict)  # source GPU type -> GPUs (machine list)
+
+    def skip(self, reason: str, submit: float) -> None:
+        """Leave out a job submitted at ``submit`` (counted by :meth:`in_window`)."""
+        self.skipped_at.append((reason, submit))
+
+    def submit_times(self) -> np.ndarray:
+        """Submit times of every job with one, added or left out (the window's clock starts at their minimum)."""
+        return np.concatenate([np.array(self.submit, float), np.array([t for _, t in self.skipped_at], float)])
+
+    def in_window(self, window: tuple[float | None, float | None] | None, carry_in: bool = False
+                  ) -> tuple[np.ndarray, np.ndarray, float | None, Counter[str]]:
+        """The added jobs to keep, those carried in, the window's start and every job left out, by reason.
+
+        ``window`` is in hours after the source's first submission (of any job, added or left out). Jobs
+        submitted outside it count as before or after the window, whatever else would have left them out,
+        except, with ``carry_in``, the added jobs submitted before it that were not done at its start
+        (first start + run time after it): those are kept and marked in the second mask. The window's start is
+        returned in the source's seconds (``None`` without a start).
+        """
+        submit = np.array(self.submit, float)
+        when = np.array([t for _, t in self.skipped_at], float)
+        keep = np.ones(len(submit), dtype=bool)
+        carried = np.zeros(len(submit), dtype=bool)
+        kept_skips = np.ones(len(when), dtype=bool)
+        out: Counter[str] = Counter(self.skipped)
+        lo: float | None = None
+        if window is not None and len(submit) + len(when):
+            origin = float(self.submit_times().min())
+            lo, hi = (None if b is None else origin + 3600.0 * b for b in window)
+            if carry_in and lo is not None:
+                end = np.array(self.start, float) + np.array(self.run, float)
+                with np.errstate(invalid="ignore"):
+                    carried = (submit < lo) & np.isfinite(end) & (end > lo) & (np.array(self.run, float) >= 0)
+            for times, mask, also in ((when, kept_skips, None), (submit, keep, carried)):
+                if lo is not None:
+                    before = times < lo if also is None else (times < lo) & ~also
+                    out["submitted before the window"] += int(before.sum())
+                    mask &= ~before
+                if hi is not None:
+                    out["submitted after the window"] += int((mask & (times >= hi)).sum())
+                    mask &= times < hi
+        for (reason, _), inside in zip(self.skipped_at, kept_skips, strict=True):
+            if inside:
+                out[reason] += 1
+        return keep, carried, lo, +out
+
+    def add(self, jid: str, submit: float, run: float, censored: bool, gpus: float, gpu_type: str, user: str,
+            model_key: str, meta: dict[str, str], start: float | None = None) -> None:
+        self.id.append(jid)
+        self.submit.append(submit)
+        self.start.append(submit if start is None else start)
+        self.run.append(run)
+        self.censored.append(censored)
+        self.gpus.append(gpus)
+        self.gpu_type.append(gpu_type)
+        self.user.append(user)
+        self.model_key.append(model_key)
+        self.meta.append({k: v for k, v in meta.items() if v not in ("", None)})
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What :func:`import_trace` produced.
+
+    Attributes
+    ----------
+    trace : Trace
+        The jobs, in arrival order (``censored``, ``gpus`` and ``metadata`` filled in).
+    skipped : dict of str to int
+        Source jobs left out, by reason.
+    suggested_cluster : dict of str to int
+        GPUs per catalog type: from the machine list if given, else the peak in use at once.
+    unmapped : dict of str to int
+        Source GPU types with no catalog name, with their GPUs counted as above.
+    source : dict
+        Format, files (name, bytes, sha256) and options: written as the trace's JSON ``meta``.
+    """
+
+    trace: Trace
+    skipped: dict[str, int]
+    suggested_cluster: dict[str, int]
+    unmapped: dict[str, int]
+    source: dict[str, Any]
+
+    @property
+    def cluster_spec(self) -> str:
+        """``suggested_cluster`` as a ``--cluster`` value (``""`` if nothing is known)."""
+        return ",".join(f"{g}={n}" for g, n in self.suggested_cluster.items())
+
+    def summary(self) -> list[str]:
+        """Lines for a person: counts, what was skipped, the arrivals' span (and window), the suggested cluster."""
+        t = self.trace
+        odd = t.gpus != np.floor(t.gpus)
+        shares = odd & (t.scale < 1)
+        part = sorted({int(s) for s in t.scale[odd & ~shares].tolist()})
+        jobs = f"{len(t)} job{'s' if len(t) != 1 else ''}"
+        lines = [f"imported {jobs} ({int(t.censored.sum())} censored: still running at the end of the "
+                 f"source; {int(odd.sum())} asked for a fraction of GPUs: {int(shares.sum())} hold that share of "
+                 f"one GPU, {int((odd & ~shares).sum())} scheduled on whole GPUs: scale "
+                 f"{', '.join(map(str, part)) or '-'})"]
+        if self.skipped:
+            lines.append("skipped: " + ", ".join(f"{n} {why}" for why, n in self.skipped.items()))
+        window = self.source.get("window")
+        span = float(t.arrival.max()) / 3600.0
+        where = (f"submitted in the window {_hours(window[0])}:{_hours(window[1])} h of the source"
+                 if window else "a window keeps a part: --window FROM:TO")
+        if self.source.get("carry_in"):
+            where += f"; {self.source['carried_in']} carried in, not done at its start"
+        lines.append(f"arrivals: 0 to {span:,.1f} h ({where})")
+        if self.suggested_cluster:
+            lines.append(f"suggested: --cluster {self.cluster_spec}")
+        if self.unmapped:
+            kinds = ", ".join(f"{k} ({n} GPUs)" for k, n in self.unmapped.items())
+            lines.append(f"GPU types without a catalog name: {kinds}; name them with --gpu-type-map KIND=TYPE "
+                         "(e.g. a type of the catalog 'modern')")
+        return lines
+
+
+def _hours(value: float | None) -> str:
+    return "" if value is None else f"{value:.12g}"
+
+
+def _check_window(window: Sequence[float | None] | None) -> tuple[float | None, float | None] | None:
+    if window is None:
+        return None
+    if isinstance(window, (str, bytes)) or len(window) != 2:
+        raise InvalidInputError("window", window, "expected (FROM, TO) in hours, either may be None")
+    bounds: list[float | None] = []
+    for value in window:
+        if value is None:
+            bounds.append(None)
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise InvalidInputError("window", window, "bounds must be numbers of hours or None")
+        if not math.isfinite(value) or value < 0:
+            raise InvalidInputError("window", window, "bounds must be finite and >= 0 hours")
+        bounds.append(float(value))
+    lo, hi = bounds
+    if lo is not None and hi is not None and hi <= lo:
+        raise InvalidInputError("window", window, "TO must be after FROM")
+    if hi is not None and hi <= 0:
+        raise InvalidInputError("window", window, "TO must be > 0 hours (the first submission is at 0)")
+    return (lo, hi) if (lo, hi) != (None, None) else None
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read_bytes(path: str | os.PathLike[str], what: str) -> bytes:
+    p = Path(path)
+    if p.is_dir():
+        raise InvalidInputError(what, str(path), "is a folder, not a file")
+    try:
+        return p.read_bytes()
+    except OSError as exc:
+        raise InvalidInputError(what, str(path), f"cannot be read ({exc.strerror or exc})") from None
+
+
+def _text(data: bytes, path: str) -> str:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError("trace file", path,
+                                f"not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
+    if "\0" in text:
+        raise InvalidInputError("trace file", path, "not a text file (it holds NUL characters)")
+    return text
+
+
+def _csv_rows(text: str) -> list[list[str]]:
+    return [[c.strip() for c in row] for row in csv.reader(io.StringIO(text)) if row and any(c.strip() for c in row)]
+
+
+def _time(value: str, unit: float, where: str) -> float:
+    """A time cell in seconds: a number in ``unit``, or an ISO 8601 date and time (naive: UTC)."""
+    v = value.strip()
+    try:
+        x = float(v) * unit
+    except ValueError:
+        try:
+            dt = datetime.fromisoformat(v)
+        except ValueError:
+            raise InvalidInputError(where, v, "neither a number nor an ISO 8601 date and time") from None
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=timezone.utc)
+        x = dt.timestamp()
+    if not math.isfinite(x):
+        raise InvalidInputError(where, v, "must be finite")
+    return x
+
+
+def _num(value: str, where: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        raise InvalidInputError(where, value, "not a number") from None
+    if not math.isfinite(x):
+        raise InvalidInputError(where, value, "must be finite")
+    return x
+
