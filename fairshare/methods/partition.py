@@ -23,6 +23,10 @@ Solving
     search and polish when the gaps call for them), through a ``concurrent.futures.Executor`` when one is
     given (:func:`solve`, :func:`parallel`), else one after another in this process. The parts are built in
     this process and collected in order, so the placement depends on the seed only, not on the executor.
+    An executor that fails (a pool whose worker was killed, a shut-down pool, a lost remote worker) does not
+    fail the round: each part whose future raised anything but a fairshare error is solved again in this
+    process, and the message says so. A fork-started process pool is safe: the HiGHS layer resets its thread
+    pool in a forked child (:mod:`fairshare.solvers.highs`).
 Merging
     The parts' placements are put together (each job is in one part, the parts' GPUs add up to the round's,
     so the union is feasible), then a fill pass on the whole round gives GPUs left idle in one part to jobs
@@ -49,12 +53,13 @@ import contextlib
 import contextvars
 import time
 from collections.abc import Iterator
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from fairshare.allocation import Status
+from fairshare.errors import FairshareError, InvalidInputError
 from fairshare.fair_share import FairShare
 from fairshare.formulation import Columns, RoundModel
 from fairshare.methods.fast import Rounded, round_relaxation, value_bound
@@ -114,7 +119,14 @@ def parallel(executor: Executor) -> Iterator[Executor]:
     ...     a = allocate(random_round(64, seed=0), mode="fast", partitions=2)
     >>> str(a.status)
     'heuristic'
+
+    Raises
+    ------
+    InvalidInputError
+        ``executor`` has no callable ``submit``.
     """
+    if not callable(getattr(executor, "submit", None)):
+        raise InvalidInputError("executor", executor, "must be a concurrent.futures.Executor (an object with submit)")
     token = _EXECUTOR.set(executor)
     try:
         yield executor
@@ -337,6 +349,7 @@ class Merged:
     split_seconds: float
     parts_seconds: float
     merge_seconds: float
+    fallback: str = ""
 
 
 def solve_parts(model: RoundModel, opts: SolveOptions, *, executor: Executor | None = None) -> Merged:
@@ -360,11 +373,7 @@ def solve_parts(model: RoundModel, opts: SolveOptions, *, executor: Executor | N
     t1 = time.perf_counter()
     part_opts = replace(opts, partitions=1)
     ex = executor if executor is not None else _EXECUTOR.get()
-    if ex is None:
-        results = [_solve_part(part.model, part_opts) for part in parts]
-    else:
-        futures = [ex.submit(_solve_part, part.model, part_opts) for part in parts]
-        results = [f.result() for f in futures]
+    results, fallback = _run_parts(ex, parts, part_opts)
     t2 = time.perf_counter()
     x = np.zeros(model.columns.num)
     job_dual = np.zeros(model.problem.num_jobs)
@@ -386,7 +395,45 @@ def solve_parts(model: RoundModel, opts: SolveOptions, *, executor: Executor | N
         bound = min(bound, dual_bound(model, job_dual, y.max(axis=0)), dual_bound(model, job_dual, mean),
                     tighten_bound(model, job_dual, y.max(axis=0), np.random.default_rng(opts.seed)))
     bound = max(bound, float(model.value @ x))
-    return Merged(x, bound, parts, results, t1 - t0, t2 - t1, time.perf_counter() - t2)
+    return Merged(x, bound, parts, results, t1 - t0, t2 - t1, time.perf_counter() - t2, fallback)
+
+
+def _run_parts(ex: Executor | None, parts: list[Part], opts: SolveOptions) -> tuple[list[Rounded], str]:
+    """Each part's result, in order, through ``ex``; parts whose future failed are solved here.
+
+    Returns the results and the fallback note (empty when the executor solved every part). A fairshare
+    error raised by a part is the part's own and is raised; anything else (``BrokenProcessPool``, the
+    ``RuntimeError`` of a shut-down pool, a lost Dask worker) is the executor's.
+    """
+    if ex is None:
+        return [_solve_part(part.model, opts) for part in parts], ""
+    futures: list[Future[Rounded] | None] = []
+    failure: Exception | None = None
+    for part in parts:
+        try:
+            futures.append(ex.submit(_solve_part, part.model, opts))
+        except FairshareError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any executor failure: the parts are solved here instead
+            failure = failure or exc
+            futures.append(None)
+    results: list[Rounded] = []
+    here = 0
+    for part, future in zip(parts, futures):
+        if future is not None:
+            try:
+                results.append(future.result())
+                continue
+            except FairshareError:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                failure = failure or exc
+        here += 1
+        results.append(_solve_part(part.model, opts))
+    if failure is None:
+        return results, ""
+    reason = f"{type(failure).__name__}: {failure}"[:200]
+    return results, f"{here} of {len(parts)} parts solved in this process after the executor failed ({reason})"
 
 
 def tighten_bound(model: RoundModel, job_dual: np.ndarray, cap_dual: np.ndarray, rng: np.random.Generator, *,
@@ -452,6 +499,8 @@ def solve(model: RoundModel, opts: SolveOptions, *, executor: Executor | None = 
     value = float(model.value @ m.x)
     polished = sum("polished" in r.message for r in m.results)
     message = f"split into {len(m.parts)} parts, {polished} polished; merged and filled"
+    if m.fallback:
+        message += f"; {m.fallback}"
     return Solved(m.x, Status.HEURISTIC, relative_gap(m.bound, value), m.bound + model.obj_null, message, None,
                   m.split_seconds, m.parts_seconds + m.merge_seconds)
 

@@ -18,6 +18,11 @@ Two things HiGHS leaves to its caller are handled here:
   :func:`scheduler` lets solves that agree on the count run together and makes a solve that needs another
   count wait until the running ones have ended (tests/test_reliability.py runs three threads with
   alternating counts).
+* **Forked processes.** HiGHS's pool threads do not survive ``fork``: a child that inherits a pool the parent
+  had started (a ``ProcessPoolExecutor`` under Linux's default ``fork`` start method, after the parent solved
+  anything) waits forever on threads that do not exist, spinning at 100 % CPU. A hook registered with
+  :func:`os.register_at_fork` marks the child's pool as stale (and renews this module's locks, which a
+  thread of the parent may have held at the fork); the child's first solve resets the pool before it runs.
 """
 
 from __future__ import annotations
@@ -72,11 +77,27 @@ class _Scheduler:
         self.threads: int | None = None
         self.running = 0
         self.generation = 0
+        self.forked = False
 
 
 _SCHEDULER = _Scheduler()
 _THREAD = threading.local()  # per OS thread: the generation of the pool its HiGHS state refers to
 _BANNER_LOCK = threading.Lock()
+
+
+def _after_fork_in_child() -> None:
+    """In a forked child: new locks, no running solves, and HiGHS's inherited pool to be reset before use."""
+    global _SCHEDULER, _THREAD, _BANNER_LOCK
+    threads = _SCHEDULER.threads
+    _SCHEDULER = _Scheduler()
+    _SCHEDULER.threads = threads
+    _SCHEDULER.forked = True
+    _THREAD = threading.local()
+    _BANNER_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # pragma: no branch - POSIX; Windows has no fork
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @contextmanager
@@ -91,6 +112,10 @@ def scheduler(threads: int | None) -> Iterator[int | None]:
     """
     s = _SCHEDULER
     with s.changed:
+        if s.forked:  # the pool's threads stayed in the parent: start a new pool before any solve uses it
+            highspy.Highs.resetGlobalScheduler(True)
+            s.forked = False
+            s.generation += 1
         if threads is not None:
             while threads != s.threads and s.running:
                 s.changed.wait()
