@@ -19,6 +19,9 @@ Exit status
     ...``, please report it).
 130
     Interrupted (Ctrl-C).
+143
+    Terminated (SIGTERM). The command stops as it does on Ctrl-C: worker processes of ``compare`` are
+    stopped, and a run folder being written is left marked incomplete.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 
@@ -41,6 +46,16 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+
+class Terminated(BaseException):
+    """Raised in the main thread when the command receives SIGTERM, so that its clean-up code runs."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM during the clean-up ends the process
+    raise Terminated()
 
 _DEBUG_HELP = "print the traceback of any error"
 
@@ -104,8 +119,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse: usage error (2, message already printed) or --help (0)
         return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
     debug = bool(args.debug)
+    own_handler = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if own_handler else None
+    try:
+        return _run(args, debug)
+    finally:
+        if own_handler:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace, debug: bool) -> int:
     try:
         return int(args.func(args))
+    except Terminated as exc:
+        _report(exc, "fairshare: terminated", debug)
+        return EXIT_TERMINATED
     except InvalidInputError as exc:
         _report(exc, f"fairshare: error: {_one_line(exc)}", debug)
         return EXIT_BAD_INPUT

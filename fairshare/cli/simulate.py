@@ -19,6 +19,12 @@ per-round record of every run, one record per line; gzip-compressed as ``records
 ``--records gzip``), ``jct_cdf.png``,
 ``rho_cdf.png``, ``efficiency.png`` (utilization E/C over time) and ``solver_time.png``. Every file is written
 atomically.
+
+A run folder holds one complete run or says it does not: once the simulations are done, the file
+``INCOMPLETE`` is written first, every output of an earlier run (:data:`RUN_FILES`) is removed, the new files
+are written, and ``INCOMPLETE`` is removed last. A run interrupted or failing while it writes (Ctrl-C,
+SIGTERM, a full disk) leaves ``INCOMPLETE`` beside what it wrote; a run stopped before it writes leaves the
+folder as it was. ``--no-plots`` therefore leaves no figure of an earlier run.
 """
 
 from __future__ import annotations
@@ -48,6 +54,18 @@ RECORDS_GZIP_ABOVE = 8 * 2**20
 DEFAULT_CLUSTER = "V100=36,P100=36,K80=36"
 BUILTIN_CLUSTER = "V100=8,P100=8,K80=8"
 
+
+RUN_FILES = ("results.md", "results.csv", "results_by_class.md", "results_by_class.csv", "records.json",
+             "records.json.gz", "jct_cdf.png", "rho_cdf.png", "efficiency.png", "solver_time.png")
+"""Every file a run writes into ``--out``; a new run removes them all before it writes its own."""
+
+INCOMPLETE = "INCOMPLETE"
+"""Name of the marker of a run folder whose files are being written (or whose writing was interrupted)."""
+
+INCOMPLETE_TEXT = (
+    "The run that wrote this folder was interrupted or failed while writing its files, so the files here are\n"
+    "not one complete run (an earlier run's files were removed before writing began). Run the command again;\n"
+    "fairshare removes this file when every file of a run has been written.\n")
 
 LONG_REPLAY_ROUNDS = 1000
 """The overload warning is printed for runs that plan at least this many rounds while jobs arrive."""
@@ -195,6 +213,7 @@ def _run(args: Namespace, policies: list[str]) -> int:
     else:
         results = run_sweep(specs, max_workers=args.workers)
     out = make_dir("--out", args.out)
+    _begin_run_folder(out)
     records_file = _write_results(args, out, results, trace, cluster)
     if not args.no_plots:
         from fairshare.sim import plots
@@ -208,10 +227,31 @@ def _run(args: Namespace, policies: list[str]) -> int:
             plots.plot_solver_time_vs_jobs(rounds, out / "solver_time.png")
         except OSError as exc:
             raise cannot("--out", exc.filename or out, "write", exc) from exc
+    _end_run_folder(out)
     rec = f", {records_file}" if records_file else ""
     print(f"wrote {out}/results.md, results.csv, results_by_class.md, results_by_class.csv{rec}"
           + ("" if args.no_plots else " and 4 figures"), file=sys.stderr)
     return 0
+
+
+def _begin_run_folder(out: Any) -> None:
+    """Mark ``out`` incomplete, then remove every file an earlier run wrote there (module documentation)."""
+    write_text("--out", out / INCOMPLETE, INCOMPLETE_TEXT)
+    for name in RUN_FILES:
+        try:
+            (out / name).unlink(missing_ok=True)
+        except IsADirectoryError:
+            raise InvalidInputError("--out", str(out / name), "is a folder where the run writes a file") from None
+        except OSError as exc:
+            raise cannot("--out", out / name, "remove", exc) from exc
+
+
+def _end_run_folder(out: Any) -> None:
+    """Every file of the run is written: remove the ``INCOMPLETE`` marker."""
+    try:
+        (out / INCOMPLETE).unlink(missing_ok=True)
+    except OSError as exc:
+        raise cannot("--out", out / INCOMPLETE, "remove", exc) from exc
 
 
 def _modern_types() -> tuple[str, ...]:
@@ -281,10 +321,6 @@ def _write_results(args: Namespace, out: Any, results: list[Any], trace: dict[st
         text = records_json({"trace": trace, "cluster": cluster, "catalog": list(catalog_names(args)),
                              "runs": [r.to_dict() for r in results]})
         gz = args.records == "gzip" or (args.records == "auto" and len(text) > RECORDS_GZIP_ABOVE)
-        stale = out / ("records.json" if gz else "records.json.gz")   # never leave the other form of an old run
-        if stale.is_file():
-            with contextlib.suppress(OSError):
-                stale.unlink()
         if gz:
             _write_gzip(out / "records.json.gz", text)
         else:

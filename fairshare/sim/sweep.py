@@ -18,6 +18,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+import threading
+import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -27,7 +29,7 @@ from fairshare.errors import InvalidInputError
 from fairshare.sim.result import SimulationResult
 from fairshare.sim.simulator import simulate
 
-__all__ = ["RunSpec", "run_spec", "run_sweep"]
+__all__ = ["PARENT_POLL_SECONDS", "RunSpec", "run_spec", "run_sweep", "stop_pool", "watch_parent"]
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,8 @@ def run_sweep(specs: Sequence[RunSpec], *, executor: Executor | None = None, max
     specs = list(specs)
     own = executor is None
     ex = executor if executor is not None else \
-        ProcessPoolExecutor(max_workers=max_workers or os.cpu_count() or 1, mp_context=_safe_context())
+        ProcessPoolExecutor(max_workers=max_workers or os.cpu_count() or 1, mp_context=_safe_context(),
+                            initializer=watch_parent, initargs=(os.getpid(),))
     try:
         futures = {ex.submit(run_spec, s): i for i, s in enumerate(specs)}
         results: list[SimulationResult | None] = [None] * len(specs)
@@ -131,10 +134,57 @@ def run_sweep(specs: Sequence[RunSpec], *, executor: Executor | None = None, max
             if progress:
                 print(f"[sweep] {n}/{len(specs)} {specs[i].label or specs[i].policy} "
                       f"({res.wall_seconds:.1f} s)", file=sys.stderr, flush=True)
-        return [r for r in results if r is not None]
-    finally:
+    except BaseException:  # an error, Ctrl-C or the command's SIGTERM: stop the own pool's workers now
         if own:
-            ex.shutdown()
+            stop_pool(ex)
+        raise
+    if own:
+        ex.shutdown()
+    return [r for r in results if r is not None]
+
+
+PARENT_POLL_SECONDS = 0.5
+"""How often a worker of :func:`run_sweep`'s own pool checks that the process that started it is alive."""
+
+
+def watch_parent(pid: int) -> None:
+    """Pool initializer: a daemon thread that ends this worker when process ``pid`` has ended.
+
+    A worker of a ``forkserver`` pool is the server's child, not the caller's, so it outlives a caller killed
+    by a signal it cannot handle (``kill -9``); this thread ends it within :data:`PARENT_POLL_SECONDS`.
+    """
+    def watch() -> None:
+        while _alive(pid):
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="fairshare-watch-parent", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, ended but not yet reaped, counts as ended)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - another user's process took the pid
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):  # no /proc (macOS): os.kill is all there is
+        return True
+
+
+def stop_pool(ex: ProcessPoolExecutor) -> None:
+    """Shut ``ex`` down without waiting for its running tasks: pending ones cancelled, workers terminated."""
+    workers = list((getattr(ex, "_processes", None) or {}).values())  # no public way before Python 3.14
+    ex.shutdown(wait=False, cancel_futures=True)
+    for w in workers:
+        w.terminate()
+    deadline = time.monotonic() + 5.0
+    for w in workers:
+        w.join(max(0.0, deadline - time.monotonic()))
 
 
 def grid(policies: Iterable[str], seeds: Iterable[int], loads: Iterable[float], *, cluster: str,
