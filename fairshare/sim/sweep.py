@@ -176,7 +176,7 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def stop_pool(ex: ProcessPoolExecutor) -> None:
+def stop_pool(ex: Executor) -> None:
     """Shut ``ex`` down without waiting for its running tasks: pending ones cancelled, workers terminated."""
     workers = list((getattr(ex, "_processes", None) or {}).values())  # no public way before Python 3.14
     ex.shutdown(wait=False, cancel_futures=True)
