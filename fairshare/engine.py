@@ -37,7 +37,7 @@ import os
 import re
 import stat
 import sys
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -174,6 +174,7 @@ class Engine:
         self._pending_owed: dict[str, float] = {}  # what each job of the pending plan owed, in rounds
         self._recent: deque[tuple[Allocation, str]] = deque(maxlen=_KEEP_RECENT)
         self._warm = WarmStart()  # fast with warm_start: what the last plan leaves for the next (not saved)
+        self._pending_held: list[str] = []  # jobs of the pending plan that could run nowhere (held_out)
 
     # ------------------------------------------------------------------ settings (checked on assignment)
     @property
@@ -200,8 +201,20 @@ class Engine:
     def nodes(self, value: Sequence[Node | Mapping[str, Any]] | None) -> None:
         nodes = parse_nodes(value or ())
         if nodes:
-            self._gpus = _check_gpus(gpus_of_nodes(nodes), "nodes")
+            # a type whose last node went stays at 0 GPUs: its jobs wait (held_out), they are not refused
+            self._gpus = _check_gpus({**dict.fromkeys(self._gpus, 0), **gpus_of_nodes(nodes)}, "nodes")
         self._nodes = nodes
+
+    @property
+    def held_out(self) -> tuple[str, ...]:
+        """Jobs of the pending plan that could run on no GPU of the cluster this round, in the order given.
+
+        A job whose throughputs are all on types with no GPUs now (the last node of its type failed;
+        ``gpus`` set a type to 0), or with fewer GPUs than its gang, is left out of the round's solve instead
+        of failing the whole round: it is not in the allocation, and :meth:`commit` grows its deficit as for
+        a job that got nothing (``D + 1 - epsilon``). Empty when every job could run.
+        """
+        return tuple(self._pending_held)
 
     @property
     def binding(self) -> Binding | None:
@@ -346,6 +359,9 @@ class Engine:
         running jobs' ``current`` placement and ``restart_seconds`` so that only moves worth their restart
         are made (:meth:`problem`).
         """
+        held = _cannot_run(jobs, self._gpus)
+        if held:
+            jobs, colocation = _without(jobs, colocation, held)
         problem = self.problem(jobs, colocation, round_seconds=round_seconds)
         with use_warm_start(self._warm if self._options.warm_start else None):
             alloc = allocate(problem, mode=self._mode, options=self._options, previous_binding=self._binding)
@@ -356,6 +372,12 @@ class Engine:
         fraction = (self._round_seconds if round_seconds is None else float(round_seconds)) / self._round_seconds
         self._pending_fraction = fraction
         self._pending_owed = dict(zip(problem.job_ids, (problem.deficit * fraction).tolist()))
+        self._pending_held = list(held)
+        for jid, age in held.items():  # what problem() would carry for them, in the same units
+            owed = self._deficits.get(jid)
+            if owed is None:
+                owed = min(MAX_VALUE, (1.0 - self._epsilon) * age / self._round_seconds)
+            self._pending_owed[jid] = min(MAX_VALUE, owed / fraction) * fraction
         return alloc
 
     def commit(self, allocation: Allocation | None = None, *, progress: Mapping[str, float] | None = None,
@@ -407,6 +429,7 @@ class Engine:
             rho = dict.fromkeys(alloc.job_ids, 0.0)
         else:
             rho = {j: float(alloc.progress[i]) for i, j in enumerate(alloc.job_ids)}
+        rho.update(dict.fromkeys(self._pending_held, 0.0))  # jobs that could run nowhere got nothing
         if progress is not None and not isinstance(progress, Mapping):
             raise InvalidInputError("progress", clip(progress), "must be a mapping of job id -> progress")
         for jid, r in (progress or {}).items():
@@ -433,6 +456,7 @@ class Engine:
         self._deficits = new
         self._round_index += 1
         self._pending = None
+        self._pending_held = []
         self._recent.append((alloc, "committed"))
         if alloc.binding is not None:
             self._binding = alloc.binding
@@ -587,6 +611,40 @@ def _as_real(v: object) -> float | None:
     if isinstance(v, (int, float, np.integer, np.floating)) and is_real(v):
         return float(v)
     return None
+
+
+def _cannot_run(jobs: Sequence[Mapping[str, Any]], gpus: Mapping[str, int]) -> dict[str, float]:
+    """Id -> ``age_seconds`` of the well-formed jobs that can run on no GPU of ``gpus`` this round.
+
+    Only jobs whose every field this reads is well formed count (a string id, a positive ``scale``, a
+    throughput object of numbers on known types): anything else stays in the round, whose checks name it.
+    """
+    out: dict[str, float] = {}
+    ids = Counter(job.get("id") for job in jobs if isinstance(job, Mapping) and isinstance(job.get("id"), str))
+    for job in jobs:
+        if not isinstance(job, Mapping) or ids[job.get("id")] != 1:  # a repeated id is the round's error
+            continue
+        jid, scale, tput = job.get("id"), _as_real(job.get("scale")), job.get("throughput")
+        if not isinstance(jid, str) or scale is None or scale <= 0 or not isinstance(tput, Mapping):
+            continue
+        values = {g: _as_real(v) for g, v in tput.items()}
+        if not values or any(v is None or v < 0 or g not in gpus for g, v in values.items()):
+            continue
+        need = max(1.0, scale)
+        if any(v and gpus[g] >= need for g, v in values.items()):
+            continue
+        age = _as_real(job.get("age_seconds", 0.0))
+        out[jid] = age if age is not None and age >= 0 else 0.0
+    return out
+
+
+def _without(jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]],
+             held: Mapping[str, float]) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    """``jobs`` and ``colocation`` without the ``held`` jobs and the candidates that name one of them."""
+    kept = [j for j in jobs if not (isinstance(j, Mapping) and j.get("id") in held)]
+    pairs = [c for c in colocation if not (isinstance(c, Mapping) and isinstance(c.get("jobs"), (list, tuple))
+                                           and any(isinstance(i, str) and i in held for i in c["jobs"]))]
+    return kept, pairs
 
 
 def _check_gpus(value: object, field: str) -> dict[str, int]:
