@@ -303,3 +303,20 @@ def test_old_simulate_cli_path_is_a_deprecated_alias() -> None:
     assert old is importlib.import_module("fairshare.cli.simulate")
     assert any(issubclass(w.category, DeprecationWarning) and "fairshare.cli.simulate" in str(w.message)
                for w in caught)
+
+
+def test_records_file_is_one_json_document_with_a_record_per_line(tmp_path: Path) -> None:
+    """docs/json-formats.md: one JSON document (not JSON Lines); each job record on a line of its own."""
+    trace = tmp_path / "t.csv"
+    trace.write_text(TRACE_CSV)
+    out = tmp_path / "res"
+    assert main(["simulate", "--trace", str(trace), "--cluster", "V100=1,K80=1", "--policy", "fifo", "--no-plots",
+                 "--records", "json", "--out", str(out)]) == 0
+    text = (out / "records.json").read_text()
+    (run,) = json.loads(text)["runs"]
+    lines = text.splitlines()
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(lines[0])                       # not JSON Lines: the first line alone is not a document
+    for job in run["jobs"]:
+        (line,) = [ln for ln in lines if f'"id": "{job["id"]}"' in ln]     # grep finds the whole record
+        assert json.loads(line.strip().rstrip(",")) == job
