@@ -116,3 +116,22 @@ def test_own_measurements_from_the_cli_alone(tmp_path: Path, capsys: pytest.Capt
     rec = json.loads((out / "records.json").read_text())
     assert rec["catalog"] == ["modern", str(mine)]
     assert {s["name"] for s in rec["runs"][0]["catalog"]["sources"]} >= {"our-rtx"}
+
+
+def test_list_names_every_other_named_catalog(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 32: a new user learns from `fairshare catalog` that `modern` (T4 ... H100) exists."""
+    from fairshare.sim.catalog import CATALOGS
+
+    assert main(["catalog"]) == 0
+    out = capsys.readouterr().out
+    block = out.split("named catalogs")[1].split("\n\n")[0].splitlines()[1:]
+    assert [line.split()[0].lstrip("*") for line in block] == list(CATALOGS)
+    listed = [line for line in block if line.lstrip().startswith("*")]
+    assert [line.split()[0] for line in listed] == ["*default"]
+    modern = next(line for line in block if line.split()[0].lstrip("*") == "modern")
+    assert "T4" in modern and "H100" in modern and "derived" in modern
+    assert "measured only" in next(line for line in block if line.split()[0] == "*default")
+    assert main(["catalog", "--catalog", "modern", "--json"]) == 0
+    named = json.loads(capsys.readouterr().out)["named_catalogs"]
+    assert named["modern"]["derived"] and not named["default"]["derived"]
+    assert named["modern"]["parts"] == list(CATALOGS["modern"]) and "A10" in named["modern"]["gpu_types"]

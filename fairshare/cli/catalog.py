@@ -66,11 +66,16 @@ def _list(args: Namespace) -> int:
                             "description": s.description, "license": s.license} for s in cat.sources],
                "gpu_types": list(cat.gpu_types), "scales": list(cat.scales),
                "models": {m: {g: _mark(cat, i, s1, gi) for gi, g in enumerate(cat.gpu_types)}
-                          for i, m in enumerate(cat.models)}}
+                          for i, m in enumerate(cat.models)},
+               "named_catalogs": _named_catalogs_json()}
         print(json.dumps(doc, indent=1))
         return 0
     print(f"catalog: {' + '.join(catalog_names(args))}  ({len(cat.models)} workloads, {len(cat.gpu_types)} GPU types, "
           f"scales {', '.join(map(str, cat.scales))})")
+    print("\nnamed catalogs (--catalog NAME, * = listed here; repeat to merge, e.g. --catalog modern --catalog "
+          "mine.json):")
+    for line in _named_catalogs(catalog_names(args)):
+        print("  " + line)
     print("\nsources:")
     width = max(len(s.name) for s in cat.sources)
     for s in cat.sources:
@@ -91,6 +96,29 @@ def _list(args: Namespace) -> int:
         print("\nDerived figures are computed by a stated rule, not measured: see `fairshare catalog calibration` "
               "and docs/catalog.md.")
     return 0
+
+
+def _named_catalogs_json() -> dict[str, Any]:
+    """The named catalogs as JSON: parts, GPU types, and whether any figure is derived."""
+    from fairshare.sim.catalog import CATALOGS, load_catalog
+
+    return {name: {"parts": list(parts), "gpu_types": list(load_catalog(name).gpu_types),
+                   "derived": any(s.derived for s in load_catalog(name).sources)} for name, parts in CATALOGS.items()}
+
+
+def _named_catalogs(listed: tuple[str, ...]) -> list[str]:
+    """One line per named catalog: its name (``*`` if listed now), its parts, its GPU types, derived or not."""
+    from fairshare.sim.catalog import CATALOGS, load_catalog
+
+    width = max(len(n) for n in CATALOGS) + 2
+    pwidth = max(len(" + ".join(parts)) for parts in CATALOGS.values())
+    lines = []
+    for name, parts in CATALOGS.items():
+        cat = load_catalog(name)
+        kind = "some figures derived" if any(s.derived for s in cat.sources) else "measured only"
+        mark = "*" if name in listed else " "
+        lines.append(f"{mark}{name:<{width}}{' + '.join(parts):<{pwidth}}  {', '.join(cat.gpu_types)} ({kind})")
+    return lines
 
 
 def _show(args: Namespace) -> int:
