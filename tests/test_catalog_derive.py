@@ -59,5 +59,5 @@ def test_derivation_only_adds_entries(name: str) -> None:
 
 
 def test_family_and_registry() -> None:
-    assert list(DERIVATIONS) == ["gavel-on-h200"]
+    assert list(DERIVATIONS) == ["gavel-on-h200", "scale-out"]
     assert _family("ResNet-18 (batch size 128)") == "ResNet-18" and _family("gpt2_small_lm") == "gpt2_small_lm"

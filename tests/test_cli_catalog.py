@@ -124,7 +124,7 @@ def test_list_names_every_other_named_catalog(capsys: pytest.CaptureFixture[str]
 
     assert main(["catalog"]) == 0
     out = capsys.readouterr().out
-    block = out.split("named catalogs")[1].split("\n\n")[0].splitlines()[1:]
+    block = out.split("named catalogs")[1].split("\nderivations")[0].splitlines()[1:]
     assert [line.split()[0].lstrip("*") for line in block] == list(CATALOGS)
     listed = [line for line in block if line.lstrip().startswith("*")]
     assert [line.split()[0] for line in listed] == ["*default"]

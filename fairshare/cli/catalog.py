@@ -76,6 +76,10 @@ def _list(args: Namespace) -> int:
           "mine.json):")
     for line in _named_catalogs(catalog_names(args)):
         print("  " + line)
+    print("derivations (add one after a catalog, e.g. --catalog default --catalog scale-out):")
+    print("   scale-out        gangs of 16, 32, 64 and 128 GPUs, derived from each workload's scaling up to 8")
+    print("   gavel-on-h200    Gavel's ResNet and CycleGAN workloads on the H200, derived from the nearest "
+          "measured ones")
     print("\nsources:")
     width = max(len(s.name) for s in cat.sources)
     for s in cat.sources:
@@ -185,6 +189,13 @@ def _calibration(args: Namespace) -> int:
           f"pairs: {best:.3f}, clamped to [0, 1] -> {alpha:g})")
     print("error = rule / measured - 1 (positive: the rule is optimistic)\n")
     print(summary_table(calibration(cat)), end="")
+    from fairshare.sim.catalog import scaleout
+
+    print(f"\nrule {scaleout.RULE} (gangs of {', '.join(map(str, scaleout.SCALES))} GPUs, --catalog scale-out): "
+          "T_s = T_b d^log2(s/b), d = clip((T_b/T_1)^(1/log2 b), 1, 2), b the largest figure (>= 8 GPUs)")
+    print("leave-one-out on Gavel's measured scales: the rule applied below 8 GPUs, checked against the "
+          "measurement at 8\n")
+    print(scaleout.summary_table(scaleout.calibration(cat)), end="")
     return 0
 
 

@@ -16,8 +16,8 @@ unfinished jobs counted apart.
 Outputs in ``--out`` (default ``results/``): ``results.md`` and ``results.csv`` (one row per policy),
 ``results_by_class.md`` and ``.csv`` (job metrics by duration class), ``records.json`` (every per-job and
 per-round record of every run: one JSON document, not JSON Lines, each record on a line of its own;
-gzip-compressed as ``records.json.gz`` above 8 MB or with ``--records gzip``), ``jct_cdf.png``, ``rho_cdf.png``, ``efficiency.png`` (utilization E/C over time) and ``solver_time.png``. Every file is written
-atomically.
+gzip-compressed as ``records.json.gz`` above 8 MB or with ``--records gzip``), ``jct_cdf.png``, ``rho_cdf.png``,
+``efficiency.png`` (utilization E/C over time) and ``solver_time.png``. Every file is written atomically.
 
 A run folder holds one complete run or says it does not: once the simulations are done, the file
 ``INCOMPLETE`` is written first, every output of an earlier run (:data:`RUN_FILES`) is removed, the new files

@@ -24,7 +24,8 @@ Submodules: :mod:`~fairshare.sim.catalog.colocation` (the rule and the capped b-
 :meth:`Catalog.colocation_candidates`), :mod:`~fairshare.sim.catalog.files` (the file format
 ``fairshare-catalog/1``, merging and the cache), :mod:`~fairshare.sim.catalog.derive` (opt-in derived
 models), :mod:`~fairshare.sim.catalog.modern` (the rule ``modern-v1`` behind the ``"modern"`` catalog's
-derived GPU types, its published inputs and its calibration).
+derived GPU types, its published inputs and its calibration), :mod:`~fairshare.sim.catalog.scaleout` (the
+rule ``scale-out-v1`` behind the derivation ``"scale-out"``: gangs of 16 to 128 GPUs, and its calibration).
 
 In the ``"default"`` catalog (measured data only) H200 workloads are models of their own: nothing maps
 Gavel's workloads onto the H200 unless a derivation is asked for explicitly (``derive=("gavel-on-h200",)``).

@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from fairshare.errors import InvalidInputError
 from fairshare.sim.catalog._catalog import Catalog, Source
+from fairshare.sim.catalog.scaleout import derive_scale_out
 
 __all__ = ["DERIVATIONS"]
 
@@ -105,5 +106,7 @@ def _derive_gavel_on_h200(cat: Catalog) -> Catalog:
                    sources=sources, alone_source=A_src, pair_source=P_src)
 
 
-DERIVATIONS: dict[str, Callable[[Catalog], Catalog]] = {"gavel-on-h200": _derive_gavel_on_h200}
-"""Opt-in derived models, by name: each takes a catalog and returns it with derived entries added."""
+DERIVATIONS: dict[str, Callable[[Catalog], Catalog]] = {"gavel-on-h200": _derive_gavel_on_h200,
+                                                        "scale-out": derive_scale_out}
+"""Opt-in derived models, by name: each takes a catalog and returns it with derived entries added
+(``"scale-out"``: gangs of 16 to 128 GPUs, :mod:`~fairshare.sim.catalog.scaleout`)."""

@@ -84,7 +84,9 @@ def load_catalog(name: CatalogName = "default", *, gpu_types: Sequence[str] | No
     name : str, path, or sequence of them
         A named catalog of :data:`CATALOGS` (``"default"`` = Gavel's simulation throughputs for K80/P100/V100
         plus the H200 measurements), a part of :data:`CATALOG_FILES`, or the path of a catalog file
-        (``docs/catalog.md``); a sequence merges several (an entry present in two parts is an error).
+        (``docs/catalog.md``); a sequence merges several (an entry present in two parts is an error). A name
+        of :data:`~fairshare.sim.catalog.DERIVATIONS` in the sequence (``("modern", "scale-out")``) is applied
+        to the merged parts, as ``derive`` is; alone, it applies to ``"default"``.
     gpu_types : sequence of str, optional
         Keep only these GPU types, in this order; models with no data left are dropped.
     derive : sequence of str
@@ -107,9 +109,18 @@ def load_catalog(name: CatalogName = "default", *, gpu_types: Sequence[str] | No
     ('K80', 'P100', 'V100', 'H200')
     >>> len(load_catalog(gpu_types=["H200"]).models)
     6
+    >>> load_catalog(("default", "scale-out")).scales
+    (1, 2, 4, 8, 16, 32, 64, 128)
     """
-    parts = _resolve(name)
+    names = [name] if isinstance(name, (str, os.PathLike)) else list(name)
+    named_derivations = tuple(n for n in names if isinstance(n, str) and n in DERIVATIONS)
+    if named_derivations:
+        rest = [n for n in names if not (isinstance(n, str) and n in DERIVATIONS)]
+        parts = _resolve(rest or ["default"])
+    else:
+        parts = _resolve(name)
     derive_t = (derive,) if isinstance(derive, str) else tuple(derive)
+    derive_t += tuple(d for d in named_derivations if d not in derive_t)
     for d in derive_t:
         if d not in DERIVATIONS:
             raise InvalidInputError("derive", d, f"unknown derivation (known: {', '.join(DERIVATIONS)})")
@@ -137,7 +148,8 @@ def _resolve(name: CatalogName) -> tuple[str, ...]:
             out.append(str(Path(item).resolve()))
         else:
             raise InvalidInputError("name", item, "neither a known catalog "
-                                    f"({', '.join([*CATALOGS, *CATALOG_FILES])}) nor an existing file")
+                                    f"({', '.join([*CATALOGS, *CATALOG_FILES])}), a derivation "
+                                    f"({', '.join(DERIVATIONS)}) nor an existing file")
     return tuple(out)
 
 
