@@ -92,6 +92,12 @@ class Recorder:
     def name(self) -> str:
         return str(self.inner.name)
 
+    def __getattr__(self, attr: str) -> Any:
+        """Any other attribute is the policy's (what the simulator asks of it, e.g. whether it re-plans at events)."""
+        if attr == "inner":
+            raise AttributeError(attr)
+        return getattr(self.inner, attr)
+
     def allocate(self, state: RoundState) -> Allocation:
         alloc = self.inner.allocate(state)
         p = state.model.problem

@@ -184,3 +184,15 @@ def test_refused_arguments(argv: list[str], tmp_path: Path) -> None:
         load_example("worst_jobs").main([*argv, "--out", str(tmp_path / "o")])
     assert e.value.code == 2
     assert not (tmp_path / "o").exists()
+
+
+def test_the_recorder_is_the_policy_to_the_simulator() -> None:
+    """Whatever the simulator asks of the policy (its name, whether it re-plans at events, ...) is the policy's."""
+    from fairshare.policies import get_policy
+
+    pol = get_policy("fairshare", priority="none")
+    rec = load_example("worst_jobs").Recorder(pol)
+    assert rec.name == pol.name and rec.priority == "none" and rec.mode == pol.mode
+    assert getattr(rec, "replans_on_events", None) == getattr(pol, "replans_on_events", None)
+    with pytest.raises(AttributeError):
+        _ = rec.no_such_attribute
