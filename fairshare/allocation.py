@@ -6,13 +6,13 @@ The JSON form is the round output of spec section 6 (``to_dict``/``from_dict`` r
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fairshare._compat import StrEnum
 from fairshare._validate import clip
 from fairshare.binding import Binding
 from fairshare.errors import InvalidInputError
@@ -21,14 +21,6 @@ from fairshare.packing import pack_shares
 if TYPE_CHECKING:  # pragma: no cover
     from fairshare.formulation import RoundModel
 
-if sys.version_info >= (3, 11):
-    from enum import StrEnum
-else:  # pragma: no cover
-    from enum import Enum
-
-    class StrEnum(str, Enum):
-        def __str__(self) -> str:
-            return str(self.value)
 
 __all__ = ["SHARE_TOLERANCE", "Allocation", "Placement", "SharedGpu", "Status", "clean_shares"]
 

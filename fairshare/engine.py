@@ -34,7 +34,6 @@ import contextlib
 import errno
 import json
 import os
-import re
 import stat
 import sys
 from collections import Counter, deque
@@ -89,7 +88,6 @@ MAX_ROUND_INDEX = 2**63 - 1
 """Largest ``round_index`` (it fits a signed 64-bit integer in every other system)."""
 
 _KEEP_RECENT = 4  # committed and superseded plans remembered to explain a refused commit
-_LEGACY_TMP_AGE = 60.0  # seconds: a temporary file of fairshare 0.1's save this old is a crash's leftover
 
 
 class Engine:
@@ -508,8 +506,8 @@ class Engine:
 
         The document must follow the state schema exactly: ``version`` the integer 1, ``gpus`` present,
         no unknown key, every value of its type (no bool for a number, no float for an integer, no string
-        for either). Missing optional keys take the constructor's defaults; without ``gpu_order`` (files of
-        fairshare 0.1) the GPU types keep the order of ``gpus``; without ``priority`` the engine takes
+        for either). Missing optional keys take the constructor's defaults; without ``gpu_order`` the GPU types keep
+        the order of ``gpus``; without ``priority`` the engine takes
         :data:`DEFAULT_PRIORITY`. ``priority`` replaces the saved priority rule; it is required when the engine
         was saved with a rule of the user's own (``"priority": {"rule": "custom"}``), which a file cannot hold;
         ``shortfall_price`` likewise for the shortfall-price rule (states without one take ``"none"``).
@@ -558,7 +556,7 @@ class Engine:
         * Concurrent saves to one path (threads or processes) are serialised by an exclusive
           ``fcntl.flock`` on the temporary file; the last one wins. (Not on Windows.)
         * A save killed midway leaves at most that one ``.<name>.tmp``; the next save reuses and removes
-          it. Leftovers of fairshare 0.1's saves (``.<name>.XXXXXXXX.tmp``) older than a minute are removed.
+          it.
         * An existing file keeps its permission bits (not its owner); a new one gets the umask's default.
         * If ``path`` is a symbolic link, the link stays and the file it points to is replaced.
 
@@ -882,7 +880,6 @@ def _write_atomically(target: Path, data: bytes) -> None:
     finally:
         if fd >= 0:
             os.close(fd)  # releases the lock
-    _remove_legacy_temporaries(folder, target.name)
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -897,19 +894,6 @@ def _fsync_folder(folder: Path) -> None:
             raise
     finally:
         os.close(fd)
-
-
-def _remove_legacy_temporaries(folder: Path, name: str) -> None:
-    """Remove ``.<name>.XXXXXXXX.tmp`` files that fairshare 0.1's save left behind when it was killed."""
-    pattern = re.compile(rf"\.{re.escape(name)}\.[a-z0-9_]{{8}}\.tmp")
-    with contextlib.suppress(OSError), os.scandir(folder) as entries:
-        now = os.stat(folder).st_mtime  # the file system's clock (the rename just set it), also on NFS
-        for entry in entries:
-            if pattern.fullmatch(entry.name):
-                with contextlib.suppress(OSError):
-                    info = entry.stat(follow_symlinks=False)
-                    if stat.S_ISREG(info.st_mode) and now - info.st_mtime > _LEGACY_TMP_AGE:
-                        os.unlink(entry.path)
 
 
 def _job_number(job: Mapping[str, Any], key: str, i: int, default: float) -> float:
@@ -936,7 +920,7 @@ def _rule_doc(rule: PriorityRule) -> dict[str, Any]:
 def _rule_from_doc(doc: object, override: str | PriorityRule | Callable[..., Any] | None) -> PriorityRule:
     if override is not None:
         return priority_rule(override)
-    if doc is None:  # a state of fairshare 0.1
+    if doc is None:  # not in the state: the constructor's default
         return priority_rule(DEFAULT_PRIORITY)
     if not isinstance(doc, Mapping) or not isinstance(doc.get("rule"), str):
         raise InvalidInputError("state.priority", clip(doc), 'must be an object {"rule": name, ...}')

@@ -158,17 +158,6 @@ class Evaluation:
     prioritized_efficiency: float
     priced_shortfall: float
 
-    def __getitem__(self, key: str) -> np.ndarray | float:
-        """``evaluation["objective"]``: the dictionary access of fairshare 0.1 (deprecated; use attributes)."""
-        import warnings
-
-        if key not in self.__dataclass_fields__:
-            raise KeyError(key)
-        warnings.warn("RoundModel.evaluate() returns an Evaluation; use attributes (ev.objective), not keys. "
-                      "Key access will be removed in fairshare 0.3", DeprecationWarning, stacklevel=2)
-        value: np.ndarray | float = getattr(self, key)
-        return value
-
 
 @dataclass(frozen=True, slots=True)
 class RoundModel:

@@ -17,13 +17,6 @@ def test_every_public_name_resolves_and_is_in_the_index(name: str) -> None:
     assert re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", doc), f"{name} is public but not in the API index"
 
 
-def test_lazy_names_are_the_objects_of_their_modules() -> None:
-    import importlib
-
-    for name, module in fairshare._LAZY.items():
-        assert getattr(fairshare, name) is getattr(importlib.import_module(module), name)
-
-
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no_such_name"):
         fairshare.no_such_name  # noqa: B018

@@ -1,4 +1,4 @@
-"""Tests of fairshare.sim.catalog: shipped data against the READMEs' numbers, lookups, the Catalog class, the old path.
+"""Tests of fairshare.sim.catalog: shipped data against the READMEs' numbers, lookups, the Catalog class.
 
 Loading files: test_catalog_files.py; derived models: test_catalog_derive.py; co-location candidates:
 test_catalog_colocation.py.
@@ -9,10 +9,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
-import importlib
 import json
-import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -260,20 +257,6 @@ def test_catalog_caches_are_derived_not_arguments() -> None:
 def test_catalog_rejects_bad_arrays(changes: dict, match: str) -> None:
     with pytest.raises(InvalidInputError, match=match):
         _tiny(**changes)
-
-
-# ---------------------------------------------------------------------- the old path fairshare.catalog
-def test_old_path_is_the_same_module_and_warns(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(sys.modules, "fairshare.catalog", raising=False)
-    with pytest.warns(DeprecationWarning, match=r"fairshare\.catalog moved to fairshare\.sim\.catalog"):
-        old = importlib.import_module("fairshare.catalog")
-    assert old is catalog_pkg
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        from fairshare.catalog import DATA_DIR as old_dir
-        from fairshare.catalog import load_catalog as old_load
-    assert old_load is load_catalog and old_dir == DATA_DIR
-    assert old_load() is CAT
 
 
 def test_public_names() -> None:

@@ -6,13 +6,11 @@ failure or a bug (one line; the traceback only with ``--debug``).
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import re
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -293,16 +291,6 @@ def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert "allocate" in capsys.readouterr().out
     assert main(["allocate", "--help"]) == 0
     assert "--debug" in capsys.readouterr().out
-
-
-def test_old_simulate_cli_path_is_a_deprecated_alias() -> None:
-    sys.modules.pop("fairshare.simulate_cli", None)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        old = importlib.import_module("fairshare.simulate_cli")
-    assert old is importlib.import_module("fairshare.cli.simulate")
-    assert any(issubclass(w.category, DeprecationWarning) and "fairshare.cli.simulate" in str(w.message)
-               for w in caught)
 
 
 def test_records_file_is_one_json_document_with_a_record_per_line(tmp_path: Path) -> None:

@@ -490,25 +490,6 @@ def test_saved_keys_are_sorted_and_gpu_order_is_kept(tmp_path) -> None:
         "deficits": {"a": 0.5, "z": 1.0}}
 
 
-def test_state_files_of_fairshare_0_1_still_load(tmp_path) -> None:
-    # what 0.1's save wrote: insertion order (the GPU order), no gpu_order key, no trailing newline
-    old = {"version": 1, "gpus": {"V100": 1, "K80": 2, "A100": 1}, "mode": "exact", "epsilon": 0.05,
-           "fairness_weight": 100.0,
-           "options": {"time_limit": None, "mip_rel_gap": 1e-06, "threads": None, "seed": 0,
-                       "lp_algorithm": "auto", "relaxation": "section3", "backend": "highs",
-                       "polish_seconds": 1.0, "polish_gap": None, "verbose": False},
-           "round_index": 3, "deficits": {"b": 0.25, "a": 0.0}}
-    path = tmp_path / "state.json"
-    path.write_text(json.dumps(old, indent=2))
-    eng = Engine.load(path)
-    assert list(eng.gpus) == ["V100", "K80", "A100"] and eng.mode == "exact" and eng.round_index == 3
-    assert eng.deficits == {"b": 0.25, "a": 0.0} and eng.epsilon == 0.05
-    eng.save(path)
-    assert json.loads(path.read_text())["gpu_order"] == ["V100", "K80", "A100"]
-    assert Engine.load(path).state() == eng.state()
-
-
-@pytest.mark.parametrize("mode", [0o644, 0o640, 0o600, 0o664])
 def test_save_keeps_the_permission_bits_of_an_existing_file(tmp_path, mode: int) -> None:
     path = tmp_path / "s.json"
     Engine(GPUS).save(path)
@@ -567,24 +548,17 @@ def test_save_into_a_missing_folder_raises_oserror_and_creates_nothing(tmp_path)
     assert os.listdir(tmp_path) == []
 
 
-def test_save_reuses_the_leftover_of_a_killed_save_and_removes_old_leftovers(tmp_path) -> None:
+def test_save_reuses_the_leftover_of_a_killed_save(tmp_path) -> None:
     path = tmp_path / "state.json"
     leftover = tmp_path / ".state.json.tmp"
     leftover.write_text('{"version": 1, "gpus": {"V1')  # a save killed mid-write
     leftover.chmod(0o600)
-    legacy_old = tmp_path / ".state.json.a1b2_c3d.tmp"  # fairshare 0.1's random temporaries
-    legacy_new = tmp_path / ".state.json.zzzzzzzz.tmp"
-    other = tmp_path / ".other.json.a1b2c3d4.tmp"
-    for p in (legacy_old, legacy_new, other):
-        p.write_text("{")
-    two_minutes_ago = time.time() - 120
-    for p in (legacy_old, other):
-        os.utime(p, (two_minutes_ago, two_minutes_ago))
+    other = tmp_path / ".other.json.tmp"
+    other.write_text("{")
     Engine(GPUS, deficits={"a": 3.0}).save(path)
     assert Engine.load(path).deficits == {"a": 3.0}
-    # the recent one may belong to a 0.1 saver still running; files of another state are not ours
-    assert sorted(os.listdir(tmp_path)) == sorted([".other.json.a1b2c3d4.tmp", ".state.json.zzzzzzzz.tmp",
-                                                   "state.json"])
+    # files of another state are not ours
+    assert sorted(os.listdir(tmp_path)) == sorted([".other.json.tmp", "state.json"])
 
 
 def test_threads_saving_one_path_leave_one_complete_state(tmp_path) -> None:

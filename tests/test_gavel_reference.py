@@ -81,7 +81,7 @@ def round_state(rnd: dict[str, Any]) -> RoundState:
            for k in ("elapsed", "steps_done", "steps_remaining")}
     remaining = np.where(col["steps_remaining"] > 0, col["steps_remaining"], np.inf)  # no history: unknown
     n, g = problem.num_jobs, len(problem.gpu_types)
-    return RoundState(problem, model, NOW, 360.0, NOW - col["elapsed"], np.zeros(n), np.zeros((n, g)),
+    return RoundState(model, NOW, 360.0, NOW - col["elapsed"], np.zeros(n), np.zeros((n, g)),
                       col["steps_done"], remaining)
 
 

@@ -31,11 +31,7 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _is_shim(path: Path) -> bool:
-    return "alias_module(__name__" in path.read_text(encoding="utf-8")
-
-
-MODULES = {_module_name(p): p for p in sorted(ROOT.rglob("*.py")) if not _is_shim(p)}
+MODULES = {_module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
 
 
 def layer_of(module: str) -> int | None:

@@ -111,12 +111,6 @@ def test_policy_without_data_still_listed(tmp_path: Path) -> None:
     assert plots.plot_utilization_over_time({"empty": []}, tmp_path / "e.png").exists()
 
 
-def test_former_name_of_the_utilization_plot_warns_and_draws(tmp_path: Path) -> None:
-    with pytest.warns(DeprecationWarning, match="plot_utilization_over_time"):
-        path = plots.plot_efficiency_over_time(ROUND_RESULTS, tmp_path / "u.png")
-    assert path.stat().st_size > 10_000
-
-
 @pytest.mark.parametrize(("plot", "figure", "results"), CASES, ids=IDS)
 def test_empty_results_rejected(plot: Callable[..., Path], figure: Any, results: Any, tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match=r"`results` = \{\}: needs at least one policy"):

@@ -73,13 +73,13 @@ def history_state(model: RoundModel, seed: int, *, now: float = 1e5) -> RoundSta
     received = rng.uniform(0.01, 1.0, (n, g)) * ((now - arrival) / g)[:, None] * p.runnable
     attained = received.sum(axis=1) * p.scale
     remaining = model.fair.throughput * rng.uniform(1e2, 5e4, n)
-    return RoundState(p, model, now, 360.0, arrival, attained, received, rng.uniform(0, 1e4, n), remaining)
+    return RoundState(model, now, 360.0, arrival, attained, received, rng.uniform(0, 1e4, n), remaining)
 
 
 def permuted(state: RoundState, perm: np.ndarray) -> RoundState:
     """The same round with its jobs listed in another order."""
     model = build_model(state.model.problem.take_jobs(perm))
-    return RoundState(model.problem, model, state.time, state.round_length, state.arrival[perm],
+    return RoundState(model, state.time, state.round_length, state.arrival[perm],
                       state.attained_service[perm], state.received[perm], state.done_iterations[perm],
                       state.remaining_iterations[perm])
 
@@ -476,7 +476,7 @@ def test_gavel_priority_uses_received_fraction() -> None:
     p, model = round_of(GAVEL_ROUND)
     base = RoundState.first_round(model, time=1000.0)
     received = np.array([[600.0, 0.0], [300.0, 0.0], [0.0, 900.0]])
-    state = RoundState(p, model, 1000.0, 360.0, np.zeros(3), received.sum(1), received, base.done_iterations,
+    state = RoundState(model, 1000.0, 360.0, np.zeros(3), received.sum(1), received, base.done_iterations,
                        base.remaining_iterations)
     alloc = get_policy("gavel").allocate(state)
     # a: 0.5 / 0.6 < b: 0.5 / 0.3, so b gets F
@@ -521,7 +521,7 @@ def ftf_state() -> tuple[RoundProblem, RoundState]:
     (4/3) / 400 = 3); ``a`` and ``c`` arrive now. iso_j = (2/3) prop_j = 4/3 = Tfair_j for every job."""
     p, model = round_of(GAVEL_ROUND)
     z = np.zeros(3)
-    return p, RoundState(p, model, 900.0, 360.0, np.array([900.0, 0.0, 900.0]), z, np.zeros((3, 2)), z,
+    return p, RoundState(model, 900.0, 360.0, np.array([900.0, 0.0, 900.0]), z, np.zeros((3, 2)), z,
                          np.full(3, 400.0))
 
 
@@ -569,7 +569,7 @@ def test_ftf_two_job_example_of_issue_8() -> None:
     doc = {"gpus": {"A": 1}, "jobs": [{"id": "starved", "scale": 1, "throughput": {"A": 1.0}},
                                       {"id": "served", "scale": 1, "throughput": {"A": 1.0}}]}
     p, model = round_of(doc)
-    state = RoundState(p, model, 3600.0, 360.0, np.zeros(2), np.zeros(2), np.zeros((2, 1)),
+    state = RoundState(model, 3600.0, 360.0, np.zeros(2), np.zeros(2), np.zeros((2, 1)),
                        np.array([0.0, 3600.0]), np.full(2, 3600.0))
     plan = get_policy("ftf").plan(state)  # type: ignore[attr-defined]
     assert plan.x == pytest.approx([math.sqrt(3) - 1, 2 - math.sqrt(3)], abs=1e-6)
@@ -597,18 +597,6 @@ def test_ftf_rho_definition() -> None:
         ftf_terms(state, history="since-arrival")
     with pytest.raises(InvalidInputError, match="normalization"):
         get_policy("ftf", normalization="fair")
-
-
-def test_names_moved_in_0_2_still_work_with_a_warning() -> None:
-    from fairshare.policies import ftf, las, las_tiresias
-
-    _, state = ftf_state()
-    with pytest.warns(DeprecationWarning, match="ftf_terms"):
-        np.testing.assert_allclose(ftf.elapsed_ratio(state), [0.0, 3.0, 0.0])
-    with pytest.warns(DeprecationWarning, match="las_tiresias"):
-        assert las.las_order is las_tiresias.las_order
-    with pytest.raises(AttributeError):
-        las.no_such_name  # noqa: B018
 
 
 @pytest.mark.parametrize("options", [{}, WATER_FILLED_FTF])
@@ -774,7 +762,7 @@ def test_las_tiresias_hand_solved() -> None:
     p, model = round_of(doc)
     base = RoundState.first_round(model, time=50.0)
     attained = np.array([100.0, 10.0, 50.0, 0.0])
-    state = RoundState(p, model, 50.0, 360.0, np.zeros(4), attained, base.received, base.done_iterations,
+    state = RoundState(model, 50.0, 360.0, np.zeros(4), attained, base.received, base.done_iterations,
                        base.remaining_iterations)
     alloc = get_policy("las-tiresias").allocate(state)
     # order j3, j1, j2, j0; j3 -> A (2 free GPUs against 1), j1 -> A (1 free each: ties go to the first type)
@@ -788,7 +776,7 @@ def test_fifo_hand_solved() -> None:
         {"id": f"j{i}", "scale": 1, "throughput": {"fast": 10.0, "slow": 5.0}} for i in range(3)]}
     p, model = round_of(doc)
     base = RoundState.first_round(model, time=10.0)
-    state = RoundState(p, model, 10.0, 360.0, np.array([5.0, 1.0, 3.0]), base.attained_service, base.received,
+    state = RoundState(model, 10.0, 360.0, np.array([5.0, 1.0, 3.0]), base.attained_service, base.received,
                        base.done_iterations, base.remaining_iterations)
     alloc = get_policy("fifo").allocate(state)
     assert job_ids_on(alloc, "fast") == {"j1"} and job_ids_on(alloc, "slow") == {"j2"}

@@ -209,7 +209,7 @@ def test_fairshare_policy_priority_option_uses_the_jobs_state():
     p = RoundProblem.from_dict({**DOC, "fairness_weight": 0.01})
     model = build_model(p)
     # b is close to done, a has far to go: `remaining` hands the fast GPU to b
-    state = RoundState(problem=p, model=model, time=0.0, round_length=360.0, arrival=np.zeros(2),
+    state = RoundState(model=model, time=0.0, round_length=360.0, arrival=np.zeros(2),
                        attained_service=np.zeros(2), received=np.zeros((2, 2)), done_iterations=np.zeros(2),
                        remaining_iterations=np.array([1e6, 10.0]))
     none = get_policy("fairshare", mode="exact", priority="none").allocate(state)

@@ -182,16 +182,3 @@ def test_solve_path_against_the_known_optimum(name: str, mode: str, options: dic
         assert str(alloc.status) == "heuristic"
         assert alloc.objective <= exact + rel_tol(exact)  # a feasible placement: never better than exact
         assert alloc.objective <= r.optimum + rel_tol(r.optimum)
-
-
-def test_old_random_rounds_path_is_a_deprecated_alias() -> None:
-    import importlib
-    import sys
-    import warnings
-
-    sys.modules.pop("fairshare.testing.rounds", None)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        old = importlib.import_module("fairshare.testing.rounds")
-    assert old is importlib.import_module("fairshare.testing.random_rounds")
-    assert any(issubclass(w.category, DeprecationWarning) for w in caught)

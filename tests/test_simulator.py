@@ -237,23 +237,6 @@ def test_config_object_and_keywords_give_the_same_run() -> None:
     assert a.jobs == b.jobs == c.jobs
 
 
-def test_simulation_result_reads_records_of_fairshare_0_1() -> None:
-    doc = {"policy": "fifo", "wall_seconds": 1.0,
-           "config": {"cluster": {"V100": 1}, "round_length": 360.0, "epsilon": 0.0, "fairness_weight": 100.0,
-                      "restart_overhead": 0.0, "max_pairs_per_job": 4, "colocation": True, "carry_deficits": True,
-                      "max_rounds": None, "stop_when_finished_jobs": 0, "policy_options": {}},
-           "jobs": [{"id": "a", "model": "m", "tenant": "", "scale": 1, "weight": 1.0, "arrival": 0.0,
-                     "finish": None, "iterations": 10.0, "done_iterations": 0.0, "fair_throughput": None,
-                     "active_seconds": 0.0}],
-           "rounds": [{"index": 0, "start": 0.0, "length": 360.0, "active_jobs": 1, "placed_jobs": 1,
-                       "efficiency": 0.5, "busy_gpu_seconds": 360.0, "capacity_gpu_seconds": 360.0,
-                       "solver_seconds": 0.01, "status": "optimal"}]}
-    res = SimulationResult.from_dict(doc)
-    assert res.rounds[0].utilization == 0.5 and math.isnan(res.jobs[0].finish)
-    # a record of 0.1 was made with starts only at round boundaries, the only rule then
-    assert res.config == SimConfig(starts="round") and res.cluster == {"V100": 1}
-
-
 # ----------------------------------------------------------------------------------------------------------
 # _execute_round: one round's plan, executed without a policy
 # ----------------------------------------------------------------------------------------------------------

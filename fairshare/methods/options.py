@@ -7,24 +7,13 @@ dropped.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from fairshare._compat import StrEnum
 from fairshare._validate import is_real
 from fairshare.errors import InvalidInputError
-
-if sys.version_info >= (3, 11):
-    from enum import StrEnum
-else:  # pragma: no cover
-    from enum import Enum
-
-    class StrEnum(str, Enum):
-        """``enum.StrEnum`` for Python 3.10."""
-
-        def __str__(self) -> str:
-            return str(self.value)
 
 __all__ = ["APPLIES_TO", "MAX_PARTITIONS", "MAX_THREADS", "MODES", "Mode", "SolveOptions"]
 

@@ -67,10 +67,6 @@ class RoundState:
 
     Attributes
     ----------
-    problem : RoundProblem
-        The round (throughputs, co-location candidates, weights, carried deficits, epsilon, lambda): the same
-        object as ``model.problem``, kept as a field so that states built positionally keep working; read
-        ``model.problem``.
     model : RoundModel
         Fair shares, placement columns and their coefficients, computed once per round.
     time : float
@@ -87,7 +83,6 @@ class RoundState:
         Work done and left.
     """
 
-    problem: RoundProblem
     model: RoundModel
     time: float
     round_length: float
@@ -97,12 +92,17 @@ class RoundState:
     done_iterations: np.ndarray
     remaining_iterations: np.ndarray
 
+    @property
+    def problem(self) -> RoundProblem:
+        """The round (``model.problem``): throughputs, co-location candidates, weights, deficits, epsilon."""
+        return self.model.problem
+
     @classmethod
     def first_round(cls, model: RoundModel, *, round_length: float = 360.0, time: float = 0.0) -> RoundState:
         """A state with no history (every job just arrived): for tests and one-off rounds."""
         n, g = model.problem.num_jobs, len(model.problem.gpu_types)
         z = np.zeros(n)
-        return cls(model.problem, model, time, round_length, np.full(n, time), z, np.zeros((n, g)), z,
+        return cls(model, time, round_length, np.full(n, time), z, np.zeros((n, g)), z,
                    np.full(n, np.inf))
 
 

@@ -57,7 +57,6 @@ Status
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -153,16 +152,6 @@ def ftf_terms(state: RoundState, *, normalization: str = "isolated", history: st
     return FtfTerms(ref, a, c)
 
 
-def elapsed_ratio(state: RoundState) -> np.ndarray:
-    """Deprecated (0.2, removed in 0.3): ``ftf_terms(state, normalization="water-filled", history="elapsed").elapsed``.
-
-    ``a_j = t_j Tfair_j / R_j`` of fairshare's FTF before 0.2.
-    """
-    warnings.warn("elapsed_ratio is deprecated: use ftf_terms(state, normalization='water-filled', "
-                  "history='elapsed').elapsed; it will be removed in fairshare 0.3", DeprecationWarning, stacklevel=2)
-    return ftf_terms(state, normalization="water-filled", history="elapsed").elapsed
-
-
 def ftf_rho(terms: FtfTerms, tau: np.ndarray) -> np.ndarray:
     """``rho_j = (a_j + 1 / u_j) / (c_j + 1)`` for job throughputs ``tau`` (1 for jobs with no work left).
 
@@ -230,7 +219,7 @@ def ftf_plan(model: RoundModel, terms: FtfTerms, *, space_sharing: bool = False,
     ...     {"id": "starved", "scale": 1, "throughput": {"A": 1.0}},
     ...     {"id": "served", "scale": 1, "throughput": {"A": 1.0}}]})
     >>> model = build_model(p)
-    >>> state = RoundState(p, model, 3600.0, 360.0, np.zeros(2), np.zeros(2), np.zeros((2, 1)),
+    >>> state = RoundState(model, 3600.0, 360.0, np.zeros(2), np.zeros(2), np.zeros((2, 1)),
     ...                    np.array([0.0, 3600.0]), np.array([3600.0, 3600.0]))
     >>> plan = ftf_plan(model, ftf_terms(state))
     >>> plan.x.round(4).tolist(), round(plan.objective, 4)

@@ -35,7 +35,6 @@ Status
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -178,13 +177,3 @@ class LeastAttainedServicePolicy(Policy):
         x = priority_round(model, state, plan.x, agnostic=True)
         return Placed(x, status_of(plan, x), f"max-min level {plan.bound:.6g}; {plan.message}")
 
-
-def __getattr__(name: str) -> object:
-    """``las_order`` moved to :mod:`fairshare.policies.las_tiresias` in 0.2 (removed in 0.3)."""
-    if name == "las_order":
-        from fairshare.policies import las_tiresias
-
-        warnings.warn("fairshare.policies.las.las_order moved to fairshare.policies.las_tiresias.las_order; the "
-                      "old name will be removed in fairshare 0.3", DeprecationWarning, stacklevel=2)
-        return las_tiresias.las_order
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

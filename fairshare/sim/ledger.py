@@ -111,7 +111,7 @@ class _Ledger:
 
     def round_state(self, model: RoundModel, act: np.ndarray, start: float, cfg: SimConfig) -> RoundState:
         """What the policy sees of the round."""
-        return RoundState(problem=model.problem, model=model, time=start, round_length=cfg.round_length,
+        return RoundState(model=model, time=start, round_length=cfg.round_length,
                           arrival=self.arrival[act], attained_service=self.attained[act],
                           received=self.received[act], done_iterations=self.done[act],
                           remaining_iterations=self.work[act] - self.done[act])

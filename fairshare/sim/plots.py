@@ -13,7 +13,6 @@ jobs), finish-time fairness ``rho`` over finished jobs, per-round ``E / C`` over
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["plot_efficiency_over_time", "plot_jct_cdf", "plot_rho_cdf", "plot_solver_time_vs_jobs",
+__all__ = ["plot_jct_cdf", "plot_rho_cdf", "plot_solver_time_vs_jobs",
            "plot_utilization_over_time", "rolling_window"]
 
 #: Figure size (inches) and resolution of every figure: 960 x 600 pixels.
@@ -262,15 +261,6 @@ def plot_utilization_over_time(
     True
     """
     return _save(_utilization_figure(results), path)
-
-
-def plot_efficiency_over_time(
-    results: Mapping[str, Sequence[RoundRecord]], path: str | os.PathLike[str]
-) -> Path:
-    """Deprecated name of :func:`plot_utilization_over_time` (renamed in 0.2, removed in 0.3)."""
-    warnings.warn("plot_efficiency_over_time is now plot_utilization_over_time (the figure shows E / C, the "
-                  "utilization); the old name will be removed in fairshare 0.3", DeprecationWarning, stacklevel=2)
-    return plot_utilization_over_time(results, path)
 
 
 def _solver_figure(results: Mapping[str, Sequence[RoundRecord]]) -> Figure:

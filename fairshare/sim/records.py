@@ -137,18 +137,12 @@ class RoundRecord:
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> RoundRecord:
-        """A record from :meth:`to_dict` output (or from fairshare 0.1's, whose key was ``efficiency``).
+        """A record from :meth:`to_dict` output.
 
         Examples
         --------
         >>> r = RoundRecord(0, 0.0, 360.0, 2, 2, 0.9, 700.0, 720.0, 0.01, "optimal")
         >>> RoundRecord.from_dict(r.to_dict()) == r
         True
-        >>> old = {k: v for k, v in r.to_dict().items() if k != "utilization"}
-        >>> RoundRecord.from_dict({**old, "efficiency": 0.9}) == r
-        True
         """
-        d = dict(doc)
-        if "efficiency" in d and "utilization" not in d:
-            d["utilization"] = d.pop("efficiency")
-        return cls(**d)
+        return cls(**dict(doc))

@@ -109,7 +109,7 @@ class SimulationResult:
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> SimulationResult:
-        """The run of :meth:`to_dict` output or its JSON form (also files written by fairshare 0.1)."""
+        """The run of :meth:`to_dict` output or its JSON form."""
         cfg = dict(doc.get("config", {}))
         return cls(doc["policy"], tuple(JobRecord.from_dict(j) for j in doc["jobs"]),
                    tuple(RoundRecord.from_dict(r) for r in doc["rounds"]), SimConfig.from_dict(cfg),

@@ -14,24 +14,13 @@ policies) import this package, never ``highspy`` or ``pyomo``.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fairshare._compat import StrEnum
 from fairshare.formulation import LinearProgram
-
-if sys.version_info >= (3, 11):
-    from enum import StrEnum
-else:  # pragma: no cover
-    from enum import Enum
-
-    class StrEnum(str, Enum):
-        """``enum.StrEnum`` for Python 3.10."""
-
-        def __str__(self) -> str:
-            return str(self.value)
 
 if TYPE_CHECKING:  # pragma: no cover
     from fairshare.formulation import RoundModel

@@ -1,5 +1,0 @@
-"""Deprecated alias of :mod:`fairshare.testing.random_rounds` (moved in 0.2, removed in 0.3)."""
-
-from fairshare._compat import alias_module
-
-alias_module(__name__, "fairshare.testing.random_rounds")
