@@ -490,6 +490,7 @@ def test_saved_keys_are_sorted_and_gpu_order_is_kept(tmp_path) -> None:
         "deficits": {"a": 0.5, "z": 1.0}}
 
 
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o600, 0o664])
 def test_save_keeps_the_permission_bits_of_an_existing_file(tmp_path, mode: int) -> None:
     path = tmp_path / "s.json"
     Engine(GPUS).save(path)
