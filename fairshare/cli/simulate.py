@@ -184,7 +184,8 @@ def _run(args: Namespace, policies: list[str]) -> int:
         sim = {"round_length": args.round_length, "epsilon": args.epsilon, "restart_overhead": args.restart_overhead,
                "max_pairs_per_job": args.max_pairs, "colocation": not args.no_colocation,
                "progress": None if len(policies) == 1 else False, "max_rounds": args.max_rounds,
-               "until": None if args.until is None else args.until * 3600.0, "starts": args.starts}
+               "until": None if args.until is None else args.until * 3600.0, "starts": args.starts,
+               **({} if args.event_spacing is None else {"event_spacing": args.event_spacing})}
         if name == "fairshare" and "mode" not in opts and args.mode:
             opts["mode"] = args.mode
         if name == "fairshare" and "priority" not in opts and args.priority:
@@ -428,9 +429,13 @@ def _common(p: ArgumentParser) -> None:
     sim.add_argument("--until", type=float, default=None, metavar="HOURS",
                      help="horizon: start no round after this simulated time; unfinished jobs are counted apart")
     sim.add_argument("--max-rounds", type=int, default=None, metavar="N", help="stop after N rounds")
-    sim.add_argument("--starts", choices=("round", "idle"), default="idle",
+    sim.add_argument("--starts", choices=("round", "idle", "events"), default="idle",
                      help="when jobs start: at round boundaries and also between them on idle GPUs, at every "
-                          "arrival and finish (idle, default), or only at round boundaries (round)")
+                          "arrival and finish (idle, default), only at round boundaries (round), or (events) a "
+                          "policy whose scheduler re-plans at events (fairshare) plans the rest of the round at "
+                          "every arrival and finish, the others as idle")
+    sim.add_argument("--event-spacing", type=float, default=None, metavar="SECONDS",
+                     help="--starts events: least simulated time between two plans (default 30 s)")
     outg = p.add_argument_group("output")
     outg.add_argument("--out", default="results", help="output folder (default results/)")
     outg.add_argument("--no-plots", action="store_true", help="skip the PNG figures")

@@ -186,9 +186,13 @@ class Policy(ABC):
 
     ``isinstance(obj, Policy)`` also holds for an object of any class with an ``allocate`` method, so that
     duck-typed policies keep working where a policy is expected (as for :mod:`collections.abc`).
+
+    ``replans_on_events`` says whether the scheduler the policy reproduces plans again when a job arrives or
+    finishes (the simulator's ``starts="events"``); the peers' published schedulers plan at round boundaries.
     """
 
     name: ClassVar[str]
+    replans_on_events: ClassVar[bool] = False
 
     @abstractmethod
     def place(self, state: RoundState) -> Placed:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -95,6 +95,7 @@ class FairsharePolicy(Policy):
     shortfall_price_exponent: float | None = None
     shortfall_price_clip: tuple[float, float] | None = None
     shortfall_price_basis: str | None = None
+    replans_on_events: ClassVar[bool] = True
     _rule: PriorityRule = field(init=False, repr=False, compare=False, default=NoPriority())
     _price_rule: ShortfallPriceRule = field(init=False, repr=False, compare=False, default=NoPrice())
     _warm: WarmCache = field(init=False, repr=False, compare=False, default_factory=WarmCache)

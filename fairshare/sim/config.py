@@ -10,7 +10,7 @@ from fairshare._validate import clip, is_real
 from fairshare.errors import InvalidInputError
 from fairshare.sim.traces import MAX_ARRIVAL
 
-__all__ = ["ROUND_LENGTH_RANGE", "ROUND_LIMIT", "STARTS", "SimConfig"]
+__all__ = ["DEFAULT_EVENT_SPACING", "ROUND_LENGTH_RANGE", "ROUND_LIMIT", "STARTS", "SimConfig"]
 
 
 ROUND_LENGTH_RANGE = (1e-3, 1e8)
@@ -22,8 +22,12 @@ over its fastest throughput, divided by the round length) is refused before it s
 (``until``, ``max_rounds``) cuts it shorter. It would otherwise run for hours or days of wall time."""
 
 
-STARTS = ("round", "idle")
-"""Values of :attr:`SimConfig.starts`: jobs start only at round boundaries, or also on idle GPUs between them."""
+STARTS = ("round", "idle", "events")
+"""Values of :attr:`SimConfig.starts`: jobs start only at round boundaries, also on idle GPUs between them, or
+(``events``) the policy plans again at arrivals and finishes where its published scheduler does."""
+
+DEFAULT_EVENT_SPACING = 30.0
+"""Default :attr:`SimConfig.event_spacing`: at most one plan per 30 s of simulated time."""
 
 
 def _is_count(v: object) -> bool:
@@ -64,7 +68,14 @@ class SimConfig:
         between them: at every arrival or finish inside a round, waiting jobs start on idle GPUs that fit them
         (in arrival order, each alone on its fastest idle type) and run until the next boundary, where the
         policy re-plans every job as before (see :func:`simulate`). ``"round"``: only at round boundaries, the
-        only rule of 0.1 (and of Gavel's simulator, which the Gavel cross-check keeps).
+        only rule of 0.1 (and of Gavel's simulator, which the Gavel cross-check keeps). ``"events"``: a policy
+        that plans again at events (:attr:`~fairshare.policies.base.Policy.replans_on_events`: fairshare's)
+        plans the rest of the round at every arrival and finish, no sooner than ``event_spacing`` after its last
+        plan, with the running jobs' placements and ``restart_overhead`` in the round (a job moves only if it
+        is worth its restart); the other policies, whose published schedulers plan at round boundaries only,
+        run as with ``"idle"``.
+    event_spacing : float
+        ``starts="events"``: the least simulated time between two plans, in ``[0, round_length]`` seconds.
 
     Raises
     ------
@@ -93,6 +104,7 @@ class SimConfig:
     stop_when_finished: tuple[str, ...] | None = None
     until: float | None = None
     starts: str = "idle"
+    event_spacing: float = DEFAULT_EVENT_SPACING
 
     def __post_init__(self) -> None:
         """Validate every option; store the numbers as floats and ``stop_when_finished`` as a tuple."""
@@ -126,6 +138,10 @@ class SimConfig:
             set_(self, "until", float(self.until))
         if self.starts not in STARTS:
             raise InvalidInputError("starts", clip(self.starts), f"must be one of {', '.join(map(repr, STARTS))}")
+        if not (is_real(self.event_spacing) and 0 <= self.event_spacing <= self.round_length):
+            raise InvalidInputError("event_spacing", clip(self.event_spacing),
+                                    "must be a number of seconds in [0, round_length]")
+        set_(self, "event_spacing", float(self.event_spacing))
         watch = self.stop_when_finished
         if watch is not None:
             if isinstance(watch, str) or not isinstance(watch, Iterable):

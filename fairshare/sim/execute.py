@@ -18,7 +18,7 @@ from fairshare.errors import PolicyError
 from fairshare.fair_share import next_deficit
 from fairshare.sim.config import SimConfig
 
-__all__ = ["RoundOutcome"]
+__all__ = ["RoundOutcome", "partial_deficit"]
 
 
 class _Plan(Protocol):
@@ -53,6 +53,14 @@ class _JobState:
     done: np.ndarray
     prev_key: np.ndarray
     deficit: np.ndarray
+    # seconds this plan runs: a round (None), or with re-planning at events the part of it until the next event
+    length: float | None = None
+    # seconds of a restart still to pay by a job that keeps its placement (a plan cut short); None: none
+    restart_left: np.ndarray | None = None
+
+    def plan_length(self, cfg: SimConfig) -> float:
+        """Seconds the plan runs: :attr:`length`, or a whole round of ``cfg``."""
+        return cfg.round_length if self.length is None else self.length
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,15 +102,30 @@ class RoundOutcome:
     fair_throughput: np.ndarray
     deficit: np.ndarray
     busy_gpu_seconds: float
+    restart_left: np.ndarray
+
+
+def partial_deficit(deficit: np.ndarray, epsilon: float, done: np.ndarray, fair_throughput: np.ndarray,
+                    length: float, round_length: float) -> np.ndarray:
+    """Deficits after ``length`` seconds of a round of ``round_length`` in which jobs did ``done`` iterations.
+
+    ``(L / R) * max(0, D R / L + (1 - epsilon) - rho)`` with ``rho = (done / L) / Tfair`` (spec round-problem.md
+    section 4 for the part of a round that ran); for a whole round (``L == R``) exactly section 4's update.
+    """
+    if length == round_length:
+        return next_deficit(deficit, epsilon, (done / length) / fair_throughput)
+    part = length / round_length
+    return part * next_deficit(deficit / part, epsilon, (done / length) / fair_throughput)
 
 
 def _execute_round(plan: _Plan, jobs: _JobState, cfg: SimConfig, moved: np.ndarray | None = None) -> RoundOutcome:
     """Run ``plan`` for one round on ``jobs`` (steps 4 and 5 of the module documentation); pure.
 
     ``moved`` (bool, per job; cluster given as nodes): the job kept its type and partner but its GPUs changed,
-    which costs ``restart_overhead`` like a change of placement.
+    which costs ``restart_overhead`` like a change of placement. The plan runs ``jobs.length`` seconds; a job
+    that keeps its placement first pays what is left of a restart cut short by the previous plan's end.
     """
-    length = cfg.round_length
+    length = jobs.plan_length(cfg)
     tau = np.asarray(plan.throughput, dtype=np.float64)
     gpu = np.asarray(plan.job_gpu, dtype=np.int64)
     partner = np.asarray(plan.job_partner, dtype=np.int64)
@@ -112,11 +135,12 @@ def _execute_round(plan: _Plan, jobs: _JobState, cfg: SimConfig, moved: np.ndarr
     changed = placed & (key != jobs.prev_key).any(axis=1)
     if moved is not None:
         changed |= placed & moved
-    overhead = np.where(changed, cfg.restart_overhead, 0.0)
+    left = 0.0 if jobs.restart_left is None else np.where(placed, jobs.restart_left, 0.0)
+    overhead = np.where(changed, cfg.restart_overhead, left)
     remaining = jobs.work - jobs.done
     with np.errstate(divide="ignore", invalid="ignore"):
         need_time = np.where(placed, remaining / np.where(tau > 0, tau, 1.0), np.inf)
-    run_time = np.where(placed, length - overhead, 0.0)
+    run_time = np.where(placed, np.maximum(0.0, length - overhead), 0.0)
     # a job whose work runs out within floating-point noise of the round's end finishes with the round
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         slack = 1e-9 * np.where(tau > 0, jobs.work / np.where(tau > 0, tau, 1.0), 0.0)
@@ -125,13 +149,14 @@ def _execute_round(plan: _Plan, jobs: _JobState, cfg: SimConfig, moved: np.ndarr
     used = np.where(finished, need_time, run_time)
     done = np.where(finished, remaining, tau * used)
     end = np.where(finished, jobs.start + overhead + need_time, jobs.start + length)
-    busy = np.where(placed, overhead + used, 0.0)  # seconds the job's GPUs were held
+    busy = np.where(placed, np.minimum(overhead, length) + used, 0.0)  # seconds the job's GPUs were held
     fair = np.asarray(plan.fair_throughput, dtype=np.float64)
-    deficit = next_deficit(jobs.deficit, cfg.epsilon, (done / length) / fair) if cfg.carry_deficits \
-        else jobs.deficit
+    deficit = (partial_deficit(jobs.deficit, cfg.epsilon, done, fair, length, cfg.round_length)
+               if cfg.carry_deficits else jobs.deficit)
     return RoundOutcome(placed=placed, finished=finished, end=end, done=done, run_seconds=used, key=key,
                         life=np.where(finished, end - jobs.start, length), fair_throughput=fair, deficit=deficit,
-                        busy_gpu_seconds=_busy_gpu_seconds(placed, partner, busy, jobs.scale))
+                        busy_gpu_seconds=_busy_gpu_seconds(placed, partner, busy, jobs.scale),
+                        restart_left=np.where(placed & ~finished, np.maximum(0.0, overhead - length), 0.0))
 
 
 def _busy_gpu_seconds(placed: np.ndarray, partner: np.ndarray, busy: np.ndarray, scale: np.ndarray) -> float:

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fairshare.fair_share import fair_share_of, next_deficit
+from fairshare.fair_share import fair_share_of
 from fairshare.sim.config import SimConfig
-from fairshare.sim.execute import RoundOutcome, _JobState, _Plan
+from fairshare.sim.execute import RoundOutcome, _JobState, _Plan, partial_deficit
 from fairshare.sim.result import GpuHold
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
     With ``log``, every hold of GPUs in the round is appended to it (also with ``starts="round"``).
     """
     t0 = jobs.start
-    end = t0 + cfg.round_length
+    end = t0 + jobs.plan_length(cfg)
     names = tuple(gpus)
     free = np.array(list(gpus.values()), dtype=np.float64)
     release, types, held, first, second = _plan_holds(plan, jobs, out, size, end)
@@ -150,7 +150,7 @@ def _start_waiting(led: _Ledger, jobs: _JobState, out: RoundOutcome, cfg: SimCon
     ``free`` (idle GPUs per type after the plan's placements) and ``releases`` (a heap of ``(time, type, GPUs)``
     of placements that end inside the round) are updated in place.
     """
-    end = jobs.start + cfg.round_length
+    end = jobs.start + jobs.plan_length(cfg)
     heapq.heapify(releases)
     n_act = len(jobs.index)
     w0 = jobs.index[~out.placed]  # in trace order
@@ -243,7 +243,7 @@ def _merge(led: _Ledger, jobs: _JobState, out: RoundOutcome, cfg: SimConfig, arr
            started: dict[int, _Start], fair_at: dict[int, float], rows: _Rows) -> tuple[RoundOutcome, _LateStarts]:
     """The round's outcome with the starts between boundaries added, and what happened to ``arriving``."""
     t0 = jobs.start
-    end = t0 + cfg.round_length
+    end = t0 + jobs.plan_length(cfg)
     n_act = len(jobs.index)
     busy = out.busy_gpu_seconds
     for i, s in started.items():  # in order of start: reproducible to the last bit
@@ -256,10 +256,10 @@ def _merge(led: _Ledger, jobs: _JobState, out: RoundOutcome, cfg: SimConfig, arr
         for k, s in mine:
             placed[k], finished[k], done[k], run_s[k], key[k] = True, s.finished, s.done, s.run_seconds, (s.gpu, -1)
             end_[k] = s.stop
-            life[k] = s.stop - t0 if s.finished else cfg.round_length
+            life[k] = s.stop - t0 if s.finished else jobs.plan_length(cfg)
         if cfg.carry_deficits:
-            deficit[ks] = next_deficit(jobs.deficit[ks], cfg.epsilon,
-                                       (done[ks] / cfg.round_length) / out.fair_throughput[ks])
+            deficit[ks] = partial_deficit(jobs.deficit[ks], cfg.epsilon, done[ks], out.fair_throughput[ks],
+                                          jobs.plan_length(cfg), cfg.round_length)
         out = replace(out, placed=placed, finished=finished, end=end_, done=done, run_seconds=run_s, key=key,
                       life=life, deficit=deficit, busy_gpu_seconds=busy)
     elif started:  # only jobs that arrived inside the round started

@@ -11,6 +11,7 @@ from fairshare.errors import InvalidInputError
 from fairshare.formulation import RoundModel
 from fairshare.policies.base import RoundState
 from fairshare.problem import RoundProblem
+from fairshare.running import Running
 from fairshare.sim.catalog import Catalog
 from fairshare.sim.config import SimConfig
 from fairshare.sim.execute import RoundOutcome, _JobState
@@ -49,6 +50,7 @@ class _Ledger:
     ideal: np.ndarray  # iterations / fastest alone throughput on the cluster, s
     metadata: tuple[dict[str, str], ...]
     id_array: np.ndarray  # ids as an object array, to take the active jobs' ids in one step
+    restart_left: np.ndarray  # seconds of a restart a job still owes if it keeps its placement (see _JobState)
     # The rounds' problems name their jobs by ledger row in this key space (the warm start matches rounds by it)
     key_space: object = field(default_factory=object, compare=False, repr=False)
 
@@ -80,7 +82,7 @@ class _Ledger:
                    np.full(n, np.nan), np.zeros(n), np.zeros(n), np.zeros((n, len(gpu_types))), np.zeros(n),
                    np.zeros(n), np.full((n, 2), -2, np.int64), readonly(np.asarray(trace.censored, dtype=bool)),
                    readonly(work / np.where(fastest > 0, fastest, 1.0)), tuple(trace.metadata),
-                   readonly(np.array(ids, dtype=object)))
+                   readonly(np.array(ids, dtype=object)), np.zeros(n))
 
     def watched(self, ids: tuple[str, ...] | None) -> np.ndarray | None:
         """Mask of the jobs named by ``stop_when_finished`` (None if it is None)."""
@@ -94,24 +96,52 @@ class _Ledger:
             mask[index[jid]] = True
         return mask
 
-    def jobs(self, act: np.ndarray, start: float) -> _JobState:
-        """The executor's view of the active jobs ``act`` of the round starting at ``start``."""
+    def jobs(self, act: np.ndarray, start: float, length: float) -> _JobState:
+        """The executor's view of the active jobs ``act`` of the plan that runs ``length`` s from ``start``."""
         return _JobState(start, act, self.scale[act], self.work[act], self.done[act], self.prev_key[act],
-                         self.deficit[act])
+                         self.deficit[act], length, self.restart_left[act])
+
+    def admit(self, i: int, t: float, cfg: SimConfig) -> None:
+        """Job ``i`` joins the plans at ``t``: a job that has waited since its arrival without a plan is owed it.
+
+        A newcomer's deficit is ``(1 - epsilon) * (t - arrival) / round_length``: the fair progress of the time it
+        waited for its first plan (spec round-problem.md section 4; a job that arrives to a full cluster is owed
+        from its arrival). Jobs booked already (they started between rounds) keep what was booked.
+        """
+        if cfg.carry_deficits and self.active_time[i] == 0 and t > self.arrival[i]:
+            self.deficit[i] = (1.0 - cfg.epsilon) * (t - float(self.arrival[i])) / cfg.round_length
 
     def problem(self, act: np.ndarray, gpus: dict[str, int], pairs: tuple[np.ndarray, np.ndarray, np.ndarray],
-                cfg: SimConfig) -> RoundProblem:
-        """The round problem of the active jobs ``act``."""
+                cfg: SimConfig, length: float) -> RoundProblem:
+        """The round problem of the active jobs ``act`` for a plan of ``length`` seconds.
+
+        Deficits are stated in units of the plan (``D R / length``, spec round-problem.md section 11). With a
+        ``restart_overhead``, jobs that ran in the previous plan carry their placement and that cost
+        (:class:`~fairshare.running.Running`), so that moving one must be worth its restart; a partner that left
+        the round is no partner to stay with (any placement moves the job, as the executor charges it).
+        """
         pj, pg, pt = pairs
+        deficit = self.deficit[act] if length == cfg.round_length else self.deficit[act] * (cfg.round_length / length)
+        running = None
+        if cfg.restart_overhead > 0:
+            key = self.prev_key[act]
+            gpu = np.where(key[:, 0] >= 0, key[:, 0], -1)
+            if (gpu >= 0).any():
+                pos = np.searchsorted(act, np.maximum(key[:, 1], 0))
+                pos = np.minimum(pos, len(act) - 1)
+                partner = np.where(key[:, 1] < 0, -1, np.where(act[pos] == key[:, 1], pos, -2))
+                partner = np.where(gpu >= 0, partner, -1)
+                running = Running(gpu, partner, np.full(len(act), cfg.restart_overhead), length)
         return RoundProblem._of_checked_arrays(
             gpu_types=tuple(gpus), capacity=np.array(list(gpus.values()), dtype=np.int64),
             job_ids=tuple(self.id_array[act].tolist()), scale=self.scale[act], throughput=self.throughput[act],
-            weight=self.weight[act], deficit=self.deficit[act], pair_jobs=pj, pair_gpu=pg, pair_throughput=pt,
-            epsilon=cfg.epsilon, fairness_weight=cfg.fairness_weight, job_keys=(self.key_space, act))
+            weight=self.weight[act], deficit=deficit, pair_jobs=pj, pair_gpu=pg, pair_throughput=pt,
+            epsilon=cfg.epsilon, fairness_weight=cfg.fairness_weight, job_keys=(self.key_space, act),
+            running=running)
 
-    def round_state(self, model: RoundModel, act: np.ndarray, start: float, cfg: SimConfig) -> RoundState:
-        """What the policy sees of the round."""
-        return RoundState(model=model, time=start, round_length=cfg.round_length,
+    def round_state(self, model: RoundModel, act: np.ndarray, start: float, length: float) -> RoundState:
+        """What the policy sees of a plan of ``length`` seconds from ``start``."""
+        return RoundState(model=model, time=start, round_length=length,
                           arrival=self.arrival[act], attained_service=self.attained[act],
                           received=self.received[act], done_iterations=self.done[act],
                           remaining_iterations=self.work[act] - self.done[act])
@@ -125,16 +155,19 @@ class _Ledger:
         np.add.at(self.received, (act[out.placed], out.key[out.placed, 0]), out.run_seconds[out.placed])
         self.prev_key[act] = out.key
         self.deficit[act] = out.deficit
+        self.restart_left[act] = out.restart_left
         gone = act[out.finished]
         self.finish[gone] = out.end[out.finished]
         return gone
 
-    def book_late(self, late: _LateStarts) -> np.ndarray:
+    def book_late(self, late: _LateStarts, cfg: SimConfig) -> np.ndarray:
         """Add what jobs that arrived inside a round did before its end (``starts="idle"``).
 
         Their time in the system counts from arrival with the fair share they had then; a job that started keeps
         its type as its previous placement (alone), so the next round charges no overhead if it stays there.
-        Their deficits stay 0 (like a job waiting for its first round). Returns the jobs that finished.
+        Each is owed the fair progress of its time in the round that it did not get,
+        ``max(0, (1 - epsilon) life / R - (done / R) / Tfair)`` (``carry_deficits``). Returns the jobs that
+        finished.
         """
         i = late.index
         self.fair_time[i] += late.fair_throughput * late.life
@@ -144,6 +177,10 @@ class _Ledger:
         ran = late.gpu >= 0
         np.add.at(self.received, (i[ran], late.gpu[ran]), late.run_seconds[ran])
         self.prev_key[i[ran]] = np.column_stack([late.gpu[ran], np.full(int(ran.sum()), -1, np.int64)])
+        if cfg.carry_deficits:
+            length = cfg.round_length
+            self.deficit[i] = np.maximum(0.0, (1.0 - cfg.epsilon) * late.life / length
+                                         - (late.done / length) / late.fair_throughput)
         gone = i[late.finished]
         self.finish[gone] = late.stop[late.finished]
         return gone

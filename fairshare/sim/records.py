@@ -116,6 +116,11 @@ class RoundRecord:
         otherwise).
     split_gangs : int
         Cluster given as nodes: gangs of this round spread over more than one node.
+    moved_jobs : int
+        Jobs that ran in the previous plan and run on another GPU type or beside another partner in this one
+        (each pays the restart overhead).
+    preempted_jobs : int
+        Jobs that ran in the previous plan and, unfinished, do not run in this one.
     """
 
     index: int
@@ -130,6 +135,8 @@ class RoundRecord:
     status: str
     migrations: int = 0
     split_gangs: int = 0
+    moved_jobs: int = 0
+    preempted_jobs: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The record as a plain dict."""

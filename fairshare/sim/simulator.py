@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -72,14 +73,23 @@ from fairshare.sim.traces import Trace
 __all__ = ["catalog_provenance", "check_run", "simulate"]
 
 
-def _round_record(index: int, jobs: _JobState, alloc: Allocation, out: RoundOutcome, capacity: int,
-                  cfg: SimConfig, solver_seconds: float, binding: Binding | None = None) -> RoundRecord:
-    return RoundRecord(index=index, start=jobs.start, length=cfg.round_length, active_jobs=len(jobs.index),
+def _moves(jobs: _JobState, out: RoundOutcome) -> tuple[int, int]:
+    """``(moved, preempted)``: jobs that ran in the previous plan and now run elsewhere, or stopped unfinished."""
+    was = jobs.prev_key[:, 0] >= 0
+    moved = was & out.placed & (out.key != jobs.prev_key).any(axis=1)
+    return int(moved.sum()), int((was & ~out.placed).sum())
+
+
+def _round_record(index: int, jobs: _JobState, length: float, alloc: Allocation, out: RoundOutcome, capacity: int,
+                  solver_seconds: float, binding: Binding | None = None,
+                  moves: tuple[int, int] = (0, 0)) -> RoundRecord:
+    return RoundRecord(index=index, start=jobs.start, length=length, active_jobs=len(jobs.index),
                        placed_jobs=int(out.placed.sum()), utilization=float(alloc.utilization),
                        busy_gpu_seconds=out.busy_gpu_seconds,
-                       capacity_gpu_seconds=float(capacity * cfg.round_length), solver_seconds=solver_seconds,
+                       capacity_gpu_seconds=float(capacity * length), solver_seconds=solver_seconds,
                        status=str(alloc.status), migrations=0 if binding is None else binding.moved_jobs,
-                       split_gangs=0 if binding is None else binding.split_gangs)
+                       split_gangs=0 if binding is None else binding.split_gangs, moved_jobs=moves[0],
+                       preempted_jobs=moves[1])
 
 
 def simulate(
@@ -160,8 +170,13 @@ def simulate(
     per_round = 0.0                                          # running mean of recent wall seconds per round
     size = share_classes(led.scale) if led.scale.dtype.kind == "f" else led.scale.astype(np.float64)
     holds: list[GpuHold] | None = [] if record_holds else None
-    between = cfg.starts == "idle" or holds is not None
+    # starts="events": a policy whose scheduler plans at events plans the rest of the round at each arrival and
+    # finish; the others run as with starts="idle" (the run's config still says "events")
+    reacts = cfg.starts == "events" and bool(getattr(pol, "replans_on_events", False))
+    run_cfg = replace(cfg, starts="idle") if cfg.starts == "events" and not reacts else cfg
+    between = run_cfg.starts == "idle" or holds is not None
     arrivals = led.arrival[order]                           # ascending
+    round_end = t + cfg.round_length                         # with events: the end of the current round
     while n_finished < n_all and (cfg.max_rounds is None or len(rounds) < cfg.max_rounds) and watch_left != 0:
         if cfg.until is not None and t >= cfg.until:
             break
@@ -169,16 +184,19 @@ def simulate(
             if np.isnan(led.finish[order[nxt]]):  # not already finished between rounds
                 active[order[nxt]] = True
                 n_active += 1
+                led.admit(int(order[nxt]), t, cfg)
             nxt += 1
         if not n_active:
             t = float(led.arrival[order[nxt]])
+            round_end = t + cfg.round_length
             continue
         t_round = time.perf_counter()
         act = np.flatnonzero(active)  # trace order: deterministic tie-breaking
-        jobs = led.jobs(act, t)
+        length = round_end - t if reacts else cfg.round_length
+        jobs = led.jobs(act, t, length)
         t_pol = time.perf_counter()
-        model = build_model(led.problem(act, gpus, pairs.get(act), cfg))
-        alloc = pol.allocate(led.round_state(model, act, t, cfg))
+        model = build_model(led.problem(act, gpus, pairs.get(act), cfg, length))
+        alloc = pol.allocate(led.round_state(model, act, t, length))
         solver_s = time.perf_counter() - t_pol
         moved = None
         if nodes:  # the second stage: node ids and GPU indices; a job whose GPUs changed restarts
@@ -187,23 +205,39 @@ def simulate(
             now = binding.gpus_of()
             moved = np.array([(j in before and j in now and set(now[j][1]) != set(before[j][1]))
                               for j in (led.ids[i] for i in act)], dtype=bool)
-        out = _execute_round(alloc, jobs, cfg, moved)
+        out = _execute_round(alloc, jobs, run_cfg, moved)
+        if reacts:  # the plan runs until the next arrival or finish, but at least event_spacing
+            event = min(float(arrivals[nxt]) if nxt < n_all else math.inf,
+                        float(out.end[out.finished].min()) if out.finished.any() else math.inf)
+            cut = max(event, t + cfg.event_spacing)
+            if t < cut < round_end:
+                jobs = led.jobs(act, t, cut - t)
+                out = _execute_round(alloc, jobs, run_cfg, moved)
         late = None
         if between:
-            last = int(np.searchsorted(arrivals, t + cfg.round_length, side="left"))
-            arriving = order[nxt:last] if cfg.starts == "idle" else order[:0]
-            out, late = _between_rounds(led, jobs, alloc, out, cfg, gpus, size, arriving, holds)
+            last = int(np.searchsorted(arrivals, t + jobs.plan_length(cfg), side="left"))
+            arriving = order[nxt:last] if run_cfg.starts == "idle" else order[:0]
+            out, late = _between_rounds(led, jobs, alloc, out, run_cfg, gpus, size, arriving, holds)
+        moves = _moves(jobs, out)
         gone = led.book(act, out)
         if late is not None:
-            gone = np.concatenate([gone, led.book_late(late)])
+            gone = np.concatenate([gone, led.book_late(late, cfg)])
         n_finished += len(gone)
         if watched is not None and watch_left is not None:
             watch_left -= int(watched[gone].sum())
         if len(gone):
             n_active -= int(active[gone].sum())  # jobs that started and ended between rounds were not active
             active[gone] = False
-        rounds.append(_round_record(len(rounds), jobs, alloc, out, capacity, cfg, solver_s, binding if nodes else None))
-        t += cfg.round_length
+        ran = jobs.plan_length(cfg)
+        rounds.append(_round_record(len(rounds), jobs, ran, alloc, out, capacity, solver_s,
+                                    binding if nodes else None, moves))
+        if not reacts:
+            t += cfg.round_length
+        elif ran < length:  # cut at an event: the rest of the round is planned next
+            t += ran
+        else:
+            t = round_end
+            round_end = t + cfg.round_length
         spent = time.perf_counter() - t_round
         per_round = spent if len(rounds) == 1 else 0.9 * per_round + 0.1 * spent
         if bar.due():

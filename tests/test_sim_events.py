@@ -1,0 +1,108 @@
+"""Re-planning at events (spec section 11, simulator "Events and restarts"): work kept, capacity held, equivalences."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fairshare.sim import SimConfig, simulate
+from fairshare.sim.execute import partial_deficit
+from fairshare.sim.traces import generate_trace
+
+CLUSTER = {"V100": 8, "P100": 4, "K80": 4}
+
+
+def _trace(seed, jobs=12, rate=40.0):
+    trace = generate_trace(jobs, jobs_per_hour=rate, seed=seed)
+    return trace.take(np.flatnonzero(trace.iterations / np.median(trace.iterations) < 20))  # no days-long job
+
+
+def _capacity_held(result):
+    """Largest number of GPUs of each type held at once, from the run's holds."""
+    worst = {}
+    for g in CLUSTER:
+        events = sorted([(h.start, h.gpus) for h in result.holds if h.gpu == g]
+                        + [(h.end, -h.gpus) for h in result.holds if h.gpu == g], key=lambda e: (e[0], e[1]))
+        level, top = 0.0, 0.0
+        for _, d in events:
+            level += d
+            top = max(top, level)
+        worst[g] = top
+    return worst
+
+
+@settings(max_examples=4)
+@given(st.integers(0, 10_000), st.sampled_from([0.0, 30.0, 120.0]), st.sampled_from([0.0, 10.0, 60.0]))
+def test_events_never_lose_work_nor_exceed_capacity(seed, restart, spacing):
+    res = simulate(_trace(seed), CLUSTER, "fairshare", starts="events", restart_overhead=restart,
+                   event_spacing=spacing, record_holds=True, progress=False,
+                   policy_options={"shortfall_price": "finish-time"})
+    for job in res.jobs:
+        assert job.done_iterations <= job.iterations * (1 + 1e-9)
+        if np.isfinite(job.finish):
+            assert job.done_iterations == pytest.approx(job.iterations, rel=1e-9)
+            assert job.finish >= job.arrival
+    assert all(np.isfinite(j.finish) for j in res.jobs)  # no horizon: every job finishes
+    for g, top in _capacity_held(res).items():
+        assert top <= CLUSTER[g] + 1e-9, g
+    lengths = [r.length for r in res.rounds]
+    assert min(lengths) > 0 and max(lengths) <= res.config.round_length + 1e-9
+    # plans are at least event_spacing apart, except the last part of a round
+    starts = np.array([r.start for r in res.rounds])
+    short = np.diff(starts) < spacing - 1e-6
+    ends_round = np.isclose(((starts[1:] - starts[0]) / 360.0) % 1.0, 0.0) | np.isclose(
+        ((starts[1:] - starts[0]) / 360.0) % 1.0, 1.0)
+    assert not (short & ~ends_round).any()
+
+
+def test_events_with_spacing_of_a_round_are_boundary_rounds():
+    trace = _trace(3)
+    a = simulate(trace, CLUSTER, "fairshare", starts="events", event_spacing=360.0, restart_overhead=30.0,
+                 progress=False)
+    b = simulate(trace, CLUSTER, "fairshare", starts="round", restart_overhead=30.0, progress=False)
+    assert [j.finish for j in a.jobs] == [j.finish for j in b.jobs]
+    assert len(a.rounds) == len(b.rounds)
+
+
+def test_peers_run_as_with_idle_starts_in_event_mode():
+    trace = _trace(5)
+    for name in ("gavel",):
+        a = simulate(trace, CLUSTER, name, starts="events", restart_overhead=30.0, progress=False)
+        b = simulate(trace, CLUSTER, name, starts="idle", restart_overhead=30.0, progress=False)
+        assert [j.finish for j in a.jobs] == [j.finish for j in b.jobs]
+        assert a.config.starts == "events"
+
+
+def test_a_short_arrival_is_planned_at_once_instead_of_at_the_boundary():
+    # one long job holds the only GPU; a short job arrives 60 s into the round
+    from fairshare.sim.traces import Trace
+
+    trace = Trace(id=["long", "short"], arrival=[0.0, 60.0], model=["ResNet-18 (batch size 32)"] * 2,
+                  scale=[1, 1], iterations=[5e5, 300.0])
+    kw = dict(progress=False, policy_options={"shortfall_price": "finish-time"}, restart_overhead=10.0,
+              colocation=False)
+    ev = simulate(trace, {"V100": 1}, "fairshare", starts="events", event_spacing=5.0, **kw)
+    rd = simulate(trace, {"V100": 1}, "fairshare", starts="idle", **kw)
+    short_ev = next(j for j in ev.jobs if j.id == "short")
+    short_rd = next(j for j in rd.jobs if j.id == "short")
+    assert short_rd.finish > 360.0          # waited for the boundary
+    assert short_ev.finish < 120.0          # planned at its arrival, preempting the long job
+    assert sum(r.preempted_jobs for r in ev.rounds) >= 1
+
+
+@given(st.floats(0.0, 5.0), st.floats(0.0, 0.9), st.floats(0.0, 3.0), st.floats(1.0, 359.0))
+def test_partial_deficits_are_never_negative_and_two_parts_make_a_round(d, eps, rho, cut):
+    d0, fair = np.array([d]), np.array([2.0])
+    done_per_s = rho * fair / 1.0
+    whole = partial_deficit(d0, eps, done_per_s * 360.0, fair, 360.0, 360.0)
+    first = partial_deficit(d0, eps, done_per_s * cut, fair, cut, 360.0)
+    second = partial_deficit(first, eps, done_per_s * (360.0 - cut), fair, 360.0 - cut, 360.0)
+    assert (first >= 0).all() and (second >= 0).all()
+    assert second[0] == pytest.approx(whole[0], rel=1e-9, abs=1e-9)
+
+
+def test_event_spacing_is_checked():
+    with pytest.raises(Exception, match="event_spacing"):
+        SimConfig(event_spacing=-1.0)
+    with pytest.raises(Exception, match="event_spacing"):
+        SimConfig(event_spacing=400.0)
