@@ -106,3 +106,21 @@ def test_event_spacing_is_checked():
         SimConfig(event_spacing=-1.0)
     with pytest.raises(Exception, match="event_spacing"):
         SimConfig(event_spacing=400.0)
+
+
+def test_a_pair_only_one_member_ran_in_is_no_pair_to_stay_in():
+    from fairshare.sim.catalog import load_catalog
+    from fairshare.sim.config import SimConfig as Cfg
+    from fairshare.sim.ledger import _Ledger
+    from fairshare.sim.traces import Trace
+
+    trace = Trace(id=["a", "b", "c"], arrival=[0.0, 0.0, 0.0], model=["ResNet-18 (batch size 32)"] * 3,
+                  scale=[1, 1, 1], iterations=[1e5] * 3)
+    led = _Ledger.of(trace, load_catalog(), {"V100": 2})
+    act = np.arange(3)
+    # b ran beside a, but a got no throughput there (key -1): b's pair is not a current placement
+    led.prev_key[:] = [(-1, -1), (0, 0), (0, -1)]
+    p = led.problem(act, {"V100": 2}, (np.zeros((0, 2), np.int64), np.zeros(0, np.int64), np.zeros((0, 2))),
+                    Cfg(restart_overhead=30.0), 360.0)
+    assert p.running.gpu.tolist() == [-1, 0, 0]
+    assert p.running.partner.tolist() == [-1, -2, -1]

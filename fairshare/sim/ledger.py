@@ -131,6 +131,11 @@ class _Ledger:
                 pos = np.minimum(pos, len(act) - 1)
                 partner = np.where(key[:, 1] < 0, -1, np.where(act[pos] == key[:, 1], pos, -2))
                 partner = np.where(gpu >= 0, partner, -1)
+                # a pair counts only if both ran in it (a member with no throughput there did not run): else the
+                # job is beside a partner that is not running, and any placement moves it
+                mate = np.maximum(partner, 0)
+                mutual = (partner >= 0) & (partner[mate] == np.arange(len(act))) & (gpu[mate] == gpu)
+                partner = np.where((partner >= 0) & ~mutual, -2, partner)
                 running = Running(gpu, partner, np.full(len(act), cfg.restart_overhead), length)
         return RoundProblem._of_checked_arrays(
             gpu_types=tuple(gpus), capacity=np.array(list(gpus.values()), dtype=np.int64),
