@@ -10,7 +10,8 @@ options below change them as they change ``compare``.
 
 By default the work is the main comparison's: 300 Gavel-recipe jobs per seed at 4 jobs/h on 36 V100 + 36
 P100 + 36 K80, seeds 0-2. ``--trace FILE`` explains the unfair jobs of any trace instead (an imported real
-trace, say), on ``--cluster`` with ``--catalog``, up to ``--until`` hours: one simulation, reported as seed 0.
+trace, say), on ``--cluster`` with ``--catalog``, up to ``--until`` hours: one simulation, reported as seed 0
+(``--catalog`` is repeatable, as in ``compare``).
 
 For every finished job with finish-time fairness ``rho_j = JCT / (work / Tfair_j) > 1.05`` the report gives
 its wait from arrival to first start (``first_wait_s``) and the number of plans that left it out before that
@@ -64,10 +65,10 @@ import numpy as np
 
 from fairshare.allocation import Allocation
 from fairshare.cli import build_parser
+from fairshare.cli.catalog import add_catalog_option, catalog_names, load_cli_catalog
 from fairshare.errors import InvalidInputError
 from fairshare.policies import RoundState, get_policy, policy_options
 from fairshare.sim import SimConfig, simulate
-from fairshare.sim.catalog import load_catalog
 from fairshare.sim.metrics import DURATION_CLASSES, UNFAIR_RHO
 from fairshare.sim.traces import generate_trace, read_trace
 
@@ -175,7 +176,7 @@ def policy_settings(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str,
 def run(seed: int, args: argparse.Namespace) -> list[dict[str, Any]]:
     """One simulation; the explained rows of its unfair jobs."""
     if args.trace is not None:
-        catalog = load_catalog(args.catalog)
+        catalog = load_cli_catalog(args)
         trace = read_trace(args.trace, catalog=catalog)
     else:
         catalog = None
@@ -198,7 +199,7 @@ def run(seed: int, args: argparse.Namespace) -> list[dict[str, Any]]:
 def report(rows: list[dict[str, Any]], args: argparse.Namespace, command: str) -> list[str]:
     """The Markdown report of the unfair jobs ``rows`` (sorted) of a run with ``args``."""
     _, opts = policy_settings(args)
-    what = (f"the trace {args.trace.name} on {args.cluster} (catalog {args.catalog}"
+    what = (f"the trace {args.trace.name} on {args.cluster} (catalog {' + '.join(catalog_names(args))}"
             f"{'' if args.until is None else f', until {args.until:g} h'})" if args.trace is not None else
             f"{args.jobs} jobs at {args.jobs_per_hour:g} jobs/h on {args.cluster}, seeds {args.seeds}")
     policy = ", ".join(f"{k} {opts[k]!r}" for k in POLICY_OPTIONS)
@@ -256,7 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="30 jobs, one seed, capped rounds")
     ap.add_argument("--trace", type=Path, default=None, help="explain this trace's unfair jobs (one simulation)")
     ap.add_argument("--cluster", default=CLUSTER, help=f"with --trace: the cluster (default {CLUSTER})")
-    ap.add_argument("--catalog", default="default", help="with --trace: the catalog (default: default)")
+    add_catalog_option(ap)                                    # with --trace, as in compare
     ap.add_argument("--until", type=float, default=None, help="with --trace: horizon in simulated hours")
     same = ap.add_argument_group("as in fairshare compare (default: compare's, and the fairshare policy's own)")
     same.add_argument("--priority", default=None, help="priority rule of the fairshare policy")
@@ -269,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     same.add_argument("--no-colocation", action="store_true", default=None, help="offer no co-location candidates")
     same.add_argument("--starts", default=None, help="when jobs start (compare's --starts)")
     args = ap.parse_args(argv)
-    if args.trace is None and (args.cluster != CLUSTER or args.catalog != "default" or args.until is not None):
+    if args.trace is None and (args.cluster != CLUSTER or args.catalog is not None or args.until is not None):
         ap.error("--cluster, --catalog and --until go with --trace")
     if args.trace is not None and args.seeds is not None:
         ap.error("--seeds goes without --trace (a trace file is one simulation)")
@@ -285,12 +286,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.seeds = [0] if args.trace is not None else args.seeds or [0, 1, 2]
     if args.quick:
         args.jobs, args.jobs_per_hour, args.seeds, args.max_rounds = 30, 12.0, args.seeds[:1], 400
-    try:
+    try:                                                      # bad input is refused before any run
         sim_config(args)
         given, opts = policy_settings(args)
         get_policy("fairshare", **given)
+        if args.trace is not None:
+            read_trace(args.trace, catalog=load_cli_catalog(args))
     except InvalidInputError as exc:
-        ap.error(f"{exc.field} = {exc.value!r}: {exc.reason}")
+        name = str(exc.field)                                 # the option that carries the field
+        if not name.startswith("--"):
+            name = "--" + {"path": "trace", "max_pairs_per_job": "max-pairs"}.get(name, name).replace("_", "-")
+        ap.error(f"{name} = {exc.value!r}: {exc.reason}")
     rows = [r for seed in args.seeds for r in run(seed, args)]
     rows.sort(key=lambda r: (-r["rho"], r["seed"], r["id"]))
     lines = report(rows, args, shlex.join(["python", "examples/worst_jobs.py", *argv]))

@@ -178,11 +178,15 @@ def test_a_default_run_writes_under_results_and_nothing_under_docs(tmp_path: Pat
     ["--name", "sub/x"],
     ["--priority", "nope"],                                  # the policy refuses it, before any run
     ["--starts", "nope"],
+    ["--round-length", "-1"],
+    ["--trace", "t.json", "--catalog", "nope"],              # an unknown catalog
+    ["--trace", "no_such_trace.json"],                       # a trace that cannot be read
 ])
-def test_refused_arguments(argv: list[str], tmp_path: Path) -> None:
+def test_refused_arguments(argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as e:
         load_example("worst_jobs").main([*argv, "--out", str(tmp_path / "o")])
     assert e.value.code == 2
+    assert "error: --" in capsys.readouterr().err                  # the message names the option
     assert not (tmp_path / "o").exists()
 
 
