@@ -1,12 +1,12 @@
 """Why do fairshare's worst jobs end with rho above 1.05?  Job by job, on any trace.
 
 One simulation per seed of the ``fairshare`` policy, with a recorder around the policy that keeps, for every
-plan (a round boundary) and every active job, whether the plan placed it, its progress ``tau_j / Tfair_j`` and
-its carried deficit, and the simulation's GPU holds (``record_holds=True``), which give each job's first start
-(a round boundary or a start between rounds). The policy and the simulation take the defaults of
-``fairshare compare`` (read from its parser and from the policy itself, not restated here): the same priority
-rule, shortfall price and solve mode, the same round length, restart overhead, co-location and starts; the
-options below change them as they change ``compare``.
+plan (a round boundary; with ``--starts events`` also an arrival or a finish) and every active job, whether
+the plan placed it, its progress ``tau_j / Tfair_j`` and its carried deficit, and the simulation's GPU holds
+(``record_holds=True``), which give each job's first start (at a plan or a start between plans). The policy
+and the simulation take the defaults of ``fairshare compare`` (read from its parser and from the policy itself,
+not restated here): the same priority rule, shortfall price and solve mode, the same round length, restart
+overhead, co-location and starts; the options below change them as they change ``compare``.
 
 By default the work is the main comparison's: 300 Gavel-recipe jobs per seed at 4 jobs/h on 36 V100 + 36
 P100 + 36 K80, seeds 0-2. ``--trace FILE`` explains the unfair jobs of any trace instead (an imported real
@@ -77,7 +77,7 @@ CAUSES = ("boundary", "queued", "gang", "unpaid", "shared")
 COLUMNS = ("seed", "id", "model", "scale", "class", "rho", "jct_h", "ideal_h", "rounds", "first_wait_s",
            "plans_waited", "unplaced_rounds", "below_fair_rounds", "max_deficit", "last_deficit", "cause")
 #: ``compare``'s options that this script takes too (its ``dest`` names), and the fairshare policy's among them.
-SIM_OPTIONS = ("round_length", "epsilon", "restart_overhead", "max_pairs", "no_colocation", "starts")
+SIM_OPTIONS = ("round_length", "epsilon", "restart_overhead", "max_pairs", "no_colocation", "starts", "event_spacing")
 POLICY_OPTIONS = ("mode", "priority", "shortfall_price")
 _EPS = 1e-9
 
@@ -164,7 +164,8 @@ def sim_config(args: argparse.Namespace) -> SimConfig:
     """The simulation options of a run, as ``fairshare compare`` builds them from the same options."""
     return SimConfig(round_length=args.round_length, epsilon=args.epsilon, restart_overhead=args.restart_overhead,
                      max_pairs_per_job=args.max_pairs, colocation=not args.no_colocation, starts=args.starts,
-                     max_rounds=args.max_rounds, until=None if args.until is None else args.until * 3600.0)
+                     max_rounds=args.max_rounds, until=None if args.until is None else args.until * 3600.0,
+                     **({} if args.event_spacing is None else {"event_spacing": args.event_spacing}))
 
 
 def policy_settings(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -204,7 +205,10 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, command: str) -
             f"{args.jobs} jobs at {args.jobs_per_hour:g} jobs/h on {args.cluster}, seeds {args.seeds}")
     policy = ", ".join(f"{k} {opts[k]!r}" for k in POLICY_OPTIONS)
     pairs = "off" if args.no_colocation else f"on (max {args.max_pairs} pairs per job)"
-    sim = (f"{args.round_length:g} s rounds, starts {args.starts!r}, restart overhead {args.restart_overhead:g} s, "
+    cfg = sim_config(args)
+    events = f" (at least {cfg.event_spacing:g} s between plans)" if cfg.starts == "events" else ""
+    starts = f"{cfg.starts!r}{events}"
+    sim = (f"{args.round_length:g} s rounds, starts {starts}, restart overhead {args.restart_overhead:g} s, "
            f"epsilon {args.epsilon:g}, co-location {pairs}"
            + ("" if args.max_rounds is None else f", at most {args.max_rounds} rounds"))
     lines = [f"Unfair jobs (rho > {UNFAIR_RHO}) of the fairshare policy ({policy}), {what}; {sim}", "",
@@ -268,7 +272,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     same.add_argument("--restart-overhead", type=float, default=None, help="seconds lost when a placement changes")
     same.add_argument("--max-pairs", type=int, default=None, help="co-location candidates per job")
     same.add_argument("--no-colocation", action="store_true", default=None, help="offer no co-location candidates")
-    same.add_argument("--starts", default=None, help="when jobs start (compare's --starts)")
+    same.add_argument("--starts", default=None,
+                      help="when jobs start: idle, round, or events (the fairshare policy plans again at arrivals "
+                           "and finishes; plans_waited then counts those plans too)")
+    same.add_argument("--event-spacing", type=float, default=None, help="--starts events: least time between plans")
     args = ap.parse_args(argv)
     if args.trace is None and (args.cluster != CLUSTER or args.catalog is not None or args.until is not None):
         ap.error("--cluster, --catalog and --until go with --trace")

@@ -52,56 +52,67 @@ def test_a_start_between_rounds_is_the_first_start() -> None:
     assert row["first_wait_s"] == 300.0 and row["plans_waited"] == 1 and row["cause"] == "queued"
 
 
-def _compare_setting() -> tuple[dict[str, Any], Any]:
+def _compare_setting(**overrides: Any) -> tuple[dict[str, Any], Any]:
     """The fairshare policy's defaults and ``fairshare compare``'s simulation options, read independently."""
     from fairshare.cli import build_parser
     from fairshare.policies import policy_options
     from fairshare.sim import SimConfig
 
     a = build_parser().parse_args(["compare"])
-    cfg = SimConfig(round_length=a.round_length, epsilon=a.epsilon, restart_overhead=a.restart_overhead,
-                    max_pairs_per_job=a.max_pairs, colocation=not a.no_colocation, starts=a.starts,
-                    until=UNTIL * 3600.0)
+    options = {"round_length": a.round_length, "epsilon": a.epsilon, "restart_overhead": a.restart_overhead,
+               "max_pairs_per_job": a.max_pairs, "colocation": not a.no_colocation, "starts": a.starts,
+               "until": UNTIL * 3600.0}
+    cfg = SimConfig(**{**options, **overrides})
     return policy_options("fairshare"), cfg
+
+
+def _sample_trace(folder: Path) -> Path:
+    """The shipped generic sample imported for T4 and A10 (12 h of arrivals), as a JSON trace."""
+    from fairshare.sim.catalog import load_catalog
+    from fairshare.sim.importers import CsvColumns, import_trace
+    from fairshare.sim.traces import format_trace
+
+    cols = CsvColumns(arrival="submitted", gpus="gpus", duration="runtime_min", time_unit="min", id="job")
+    res = import_trace([SAMPLE], "csv", catalog=load_catalog("modern"), columns=cols, fractional="whole",
+                       gpu_types=("T4", "A10"), window=(0, 12))
+    trace = folder / "sample.json"
+    trace.write_text(format_trace(res.trace, "json"))
+    return trace
+
+
+def _run_script(cwd: Path, trace: Path, *extra: str) -> list[dict[str, str]]:
+    mod = load_example("worst_jobs")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(cwd)
+        assert mod.main(["--trace", str(trace), "--catalog", "modern", "--cluster", CLUSTER, "--until", f"{UNTIL:g}",
+                         "--name", "w", "--out", "reports/here", *extra]) == 0
+    return read_csv(cwd / "reports" / "here" / "w.csv")
 
 
 @pytest.fixture(scope="module")
 def sample_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The script on the shipped generic sample (12 h on 4 T4), run from an empty folder with ``--out``."""
-    from fairshare.sim.catalog import load_catalog
-    from fairshare.sim.importers import CsvColumns, import_trace
-    from fairshare.sim.traces import format_trace
-
     cwd = tmp_path_factory.mktemp("cwd")
-    trace = tmp_path_factory.mktemp("trace") / "sample.json"
-    cols = CsvColumns(arrival="submitted", gpus="gpus", duration="runtime_min", time_unit="min", id="job")
-    res = import_trace([SAMPLE], "csv", catalog=load_catalog("modern"), columns=cols, fractional="whole",
-                       gpu_types=("T4", "A10"), window=(0, 12))
-    trace.write_text(format_trace(res.trace, "json"))
-    mod = load_example("worst_jobs")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(cwd)
-        assert mod.main(["--trace", str(trace), "--catalog", "modern", "--cluster", CLUSTER, "--until", f"{UNTIL:g}",
-                         "--name", "w", "--out", "reports/here"]) == 0
-    out = cwd / "reports" / "here"
-    return {"cwd": cwd, "trace": trace, "rows": read_csv(out / "w.csv"), "md": (out / "w.md").read_text(), "mod": mod}
+    trace = _sample_trace(tmp_path_factory.mktemp("trace"))
+    rows = _run_script(cwd, trace)
+    return {"cwd": cwd, "trace": trace, "rows": rows, "md": (cwd / "reports/here/w.md").read_text(),
+            "mod": load_example("worst_jobs")}
 
 
-def test_causes_and_waits_match_the_simulation_records(sample_run: dict[str, Any]) -> None:
+def _check_against_the_records(rows: list[dict[str, str]], trace: Path, cfg: Any) -> Any:
     """Rerun the same simulation without the script; first starts from the GPU holds, plans from the rounds."""
     from fairshare.policies import get_policy
     from fairshare.sim import read_trace, simulate
     from fairshare.sim.catalog import load_catalog
 
-    _, cfg = _compare_setting()
     cat = load_catalog("modern")
-    res = simulate(read_trace(sample_run["trace"], catalog=cat), CLUSTER, get_policy("fairshare"), config=cfg,
-                   catalog=cat, progress=False, record_holds=True)
+    res = simulate(read_trace(trace, catalog=cat), CLUSTER, get_policy("fairshare"), config=cfg, catalog=cat,
+                   progress=False, record_holds=True)
     first: dict[str, float] = {}
     for h in res.holds:
         for j in h.jobs:
             first[j] = min(first.get(j, h.start), h.start)
-    plan_times = np.array([r.start for r in res.rounds])
+    plan_times = np.array([r.start for r in res.rounds])       # one round record per plan
     expect = {}
     for job in res.jobs:
         if not np.isfinite(job.finish):
@@ -112,20 +123,38 @@ def test_causes_and_waits_match_the_simulation_records(sample_run: dict[str, Any
             wait = first[job.id] - job.arrival
             plans = int(((plan_times >= job.arrival) & (plan_times < first[job.id])).sum())
             expect[job.id] = (jct / ideal, wait, plans, (jct - wait) / ideal <= 1.05)
-    rows = {r["id"]: r for r in sample_run["rows"]}
-    assert set(rows) == set(expect)
+    by_id = {r["id"]: r for r in rows}
+    assert set(by_id) == set(expect)
     for jid, (rho, wait, plans, wait_explains) in expect.items():
-        r = rows[jid]
+        r = by_id[jid]
         assert float(r["rho"]) == pytest.approx(rho)
         assert float(r["first_wait_s"]) == pytest.approx(wait, abs=1e-6)
         assert int(r["plans_waited"]) == plans
         assert (r["cause"] in ("boundary", "queued")) == wait_explains
         if wait_explains:
             assert r["cause"] == ("boundary" if plans == 0 and wait < cfg.round_length else "queued")
+    return res
+
+
+def test_causes_and_waits_match_the_simulation_records(sample_run: dict[str, Any]) -> None:
+    _, cfg = _compare_setting()
+    _check_against_the_records(sample_run["rows"], sample_run["trace"], cfg)
     # the sample has jobs that waited several rounds; none of them is a boundary wait
-    several = [r for r in rows.values() if int(r["plans_waited"]) >= 2]
+    several = [r for r in sample_run["rows"] if int(r["plans_waited"]) >= 2]
     assert several and all(r["cause"] != "boundary" for r in several)
     assert any(r["cause"] == "queued" for r in several)
+
+
+def test_with_event_replanning_the_plans_at_events_are_counted(tmp_path: Path) -> None:
+    """``--starts events``: passed to the simulation as compare passes it; every plan, at a boundary or an event,
+    counts in ``plans_waited``."""
+    trace = _sample_trace(tmp_path)
+    rows = _run_script(tmp_path, trace, "--starts", "events", "--event-spacing", "60")
+    _, cfg = _compare_setting(starts="events", event_spacing=60.0)
+    res = _check_against_the_records(rows, trace, cfg)
+    assert any(r.length < cfg.round_length for r in res.rounds)    # it did plan at events
+    md = (tmp_path / "reports/here/w.md").read_text()
+    assert "starts 'events' (at least 60 s between plans)" in md
 
 
 def test_report_states_the_compare_defaults_and_counts_by_class(sample_run: dict[str, Any]) -> None:
