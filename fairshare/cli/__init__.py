@@ -2,7 +2,8 @@
 
 ``fairshare allocate ROUND.json [--mode exact|lp|fast] [--time-limit S] [-o OUT.json]`` solves one round
 (:mod:`fairshare.cli.allocate`); ``fairshare trace``, ``fairshare simulate`` and ``fairshare compare`` write
-and replay traces (:mod:`fairshare.cli.simulate`). ``--debug`` (before or after the command) prints the
+and replay traces (:mod:`fairshare.cli.simulate`); ``fairshare kube plan`` plans a Kubernetes cluster from a
+snapshot (:mod:`fairshare.cli.kube`). ``--debug`` (before or after the command) prints the
 traceback of any error.
 
 Exit status
@@ -37,6 +38,7 @@ from collections.abc import Sequence
 
 from fairshare.cli.allocate import add_allocate_command, example_round_text
 from fairshare.cli.catalog import add_catalog_command
+from fairshare.cli.kube import add_kube_command
 from fairshare.cli.simulate import add_simulation_commands
 from fairshare.errors import FairshareError, InvalidInputError, SolverError
 
@@ -69,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_allocate_command(sub)
     add_simulation_commands(sub)
     add_catalog_command(sub)
+    add_kube_command(sub)
     for command in sub.choices.values():
         # SUPPRESS: a subcommand sets ``debug`` only when given, so ``fairshare --debug allocate`` keeps it
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
