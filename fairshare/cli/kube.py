@@ -1,7 +1,8 @@
 """``fairshare kube plan``: a Kubernetes cluster snapshot in, the ``Binding`` and ``Eviction`` objects out.
 
 ``fairshare kube plan SNAPSHOT.json [-o PLAN.json] [--mode fast|exact] [--catalog NAME|FILE]
-[--product LABEL=TYPE] [--default-model MODEL] [--restart-seconds S] [--round-seconds S] [--round OUT.json]``
+[--product LABEL=TYPE] [--default-model MODEL] [--restart-seconds S] [--round-seconds S] [--round OUT.json]
+[--deficits D.json] [--next-deficits D.json]``
 reads ``kubectl get nodes,pods -A -o json`` (``-`` for stdin) and writes a v1 ``List`` of ``Eviction`` and
 ``Binding`` objects (:func:`fairshare.kube.plan_snapshot`, docs/kubernetes.md). The summary (what is bound,
 evicted, left waiting, and why) goes to stdout with ``-o``, else to stderr.
@@ -47,9 +48,14 @@ def run_kube_plan(args: Namespace) -> int:
     raw = (read_stream("SNAPSHOT", "-", sys.stdin.buffer, MAX_JSON_BYTES) if args.snapshot == "-"
            else read_bytes("SNAPSHOT", args.snapshot, MAX_JSON_BYTES))
     doc = read_json(raw, what="snapshot")
+    deficits = None
+    if args.deficits:
+        deficits = read_json(read_bytes("--deficits", args.deficits, MAX_JSON_BYTES), what="--deficits")
     plan = plan_snapshot(doc, mode=args.mode, catalog=catalog, products=_products(args.product),
                          default_model=args.default_model, restart_seconds=args.restart_seconds,
-                         round_seconds=args.round_seconds, options=options or None)
+                         round_seconds=args.round_seconds, deficits=deficits, options=options or None)
+    if args.next_deficits:
+        write_text("--next-deficits", args.next_deficits, json.dumps(plan.next_deficits(), indent=1) + "\n")
     text = json.dumps(plan.to_list(), indent=2) + "\n"
     if args.round:
         write_text("--round", args.round, json.dumps(plan.round.doc, indent=2) + "\n")
@@ -81,5 +87,8 @@ def add_kube_command(sub: _SubParsersAction[ArgumentParser]) -> ArgumentParser:
     p.add_argument("--round-seconds", type=float, default=360.0, metavar="S",
                    help="length of the round planned (default: 360)")
     p.add_argument("--round", metavar="ROUND.json", help="also write the round document (for fairshare allocate)")
+    p.add_argument("--deficits", metavar="D.json", help="deficits carried from the last plan (job id -> number)")
+    p.add_argument("--next-deficits", metavar="D.json",
+                   help="write the deficits to carry into the next plan (may be the --deficits file)")
     p.set_defaults(func=run_kube_plan)
     return k

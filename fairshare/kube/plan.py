@@ -77,6 +77,17 @@ class KubePlan:
     seconds: float = 0.0
     _items: tuple[dict[str, Any], ...] = field(default=(), repr=False)
 
+    def next_deficits(self) -> dict[str, float]:
+        """Job id -> the deficit to carry into the next plan (``deficits=``), for jobs owed one (> 0).
+
+        The plan's own figure (spec section 4), as if every job runs as planned; pass what a job really
+        received through :class:`fairshare.Engine` instead if you measure it.
+        """
+        a = self.allocation
+        if a is None:
+            return {}
+        return {j: float(d) for j, d in zip(a.job_ids, a.next_deficit.tolist()) if d > 0}
+
     def to_list(self) -> dict[str, Any]:
         """The plan as a v1 ``List``: the ``Eviction`` objects first, then the ``Binding`` objects."""
         return list_object([dict(x) for x in self._items])
@@ -110,7 +121,8 @@ def _catalog(catalog: Any) -> Any:
 def plan_snapshot(snapshot: Mapping[str, Any], *, mode: str = "fast", catalog: Any = "modern",
                   products: Mapping[str, str] | None = None, default_model: str | None = None,
                   restart_seconds: float = 60.0, round_seconds: float = 360.0, epsilon: float = 0.0,
-                  fairness_weight: float = 100.0, options: Any = None) -> KubePlan:
+                  fairness_weight: float = 100.0, deficits: Mapping[str, float] | None = None,
+                  options: Any = None) -> KubePlan:
     """Plan one round of a Kubernetes cluster from its snapshot.
 
     Parameters
@@ -132,6 +144,9 @@ def plan_snapshot(snapshot: Mapping[str, Any], *, mode: str = "fast", catalog: A
         Length of the round the plan is for.
     epsilon, fairness_weight : float
         The round's fairness slack and the price of a shortfall.
+    deficits : mapping, optional
+        Job id -> deficit carried from the previous plan (:meth:`KubePlan.next_deficits`). A snapshot holds
+        no history: without deficits every round starts even, and equal jobs never take turns.
     options : SolveOptions or mapping, optional
         Solver options.
 
@@ -167,7 +182,8 @@ def plan_snapshot(snapshot: Mapping[str, Any], *, mode: str = "fast", catalog: A
         raise InvalidInputError("round_seconds", round_seconds, "must be > 0")
     snap = read_snapshot(snapshot, products)
     rnd = build_round(snap, _catalog(catalog), default_model=default_model, restart_seconds=float(restart_seconds),
-                      round_seconds=float(round_seconds), epsilon=epsilon, fairness_weight=fairness_weight)
+                      round_seconds=float(round_seconds), epsilon=epsilon, fairness_weight=fairness_weight,
+                      deficits=deficits)
     alloc = None
     placed: dict[str, dict[str, int]] = {}
     pools: dict[str, str] = {}

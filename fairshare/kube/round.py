@@ -48,6 +48,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fairshare._validate import clip
 from fairshare.errors import InvalidInputError
 from fairshare.kube.snapshot import GPU, KubeNode, KubePod, Pool, Snapshot
 from fairshare.packing import pack_shares, share_class
@@ -180,8 +181,12 @@ def _pod_pools(pod: KubePod, pools: Mapping[str, Pool], members: Mapping[str, li
 
 
 def build_round(snap: Snapshot, catalog: Any, *, default_model: str | None = None, restart_seconds: float = 60.0,
-                round_seconds: float = 360.0, epsilon: float = 0.0, fairness_weight: float = 100.0) -> KubeRound:
+                round_seconds: float = 360.0, epsilon: float = 0.0, fairness_weight: float = 100.0,
+                deficits: Mapping[str, float] | None = None) -> KubeRound:
     """The round document of a snapshot (see the module documentation).
+
+    ``deficits`` (job id -> carried deficit, the previous plan's ``next_deficit``) become the jobs'
+    ``deficit``; ids of jobs that are not in the round are ignored (they finished or left).
 
     Raises
     ------
@@ -225,7 +230,20 @@ def build_round(snap: Snapshot, catalog: Any, *, default_model: str | None = Non
         job = _job(jid, pods, snap, pools, members, catalog, default_model, restart_seconds, held, waiting)
         if job is not None:
             jobs[jid] = job
-    return _assemble(snap, pools, members, jobs, held, waiting, catalog, round_seconds, epsilon, fairness_weight)
+    return _assemble(snap, pools, members, jobs, held, waiting, catalog, round_seconds, epsilon, fairness_weight,
+                     _deficits(deficits))
+
+
+def _deficits(value: Mapping[str, float] | None) -> dict[str, float]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidInputError("deficits", clip(value), "must be an object: job id -> deficit")
+    for k, v in value.items():
+        if not (isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                and 0 <= v <= MAX_VALUE):
+            raise InvalidInputError(f"deficits[{k!r}]", clip(v), "must be a finite number >= 0 (at most 1e12)")
+    return {k: float(v) for k, v in value.items()}
 
 
 def _job(jid: str, pods: list[KubePod], snap: Snapshot, pools: Mapping[str, Pool],
@@ -313,7 +331,7 @@ def _throughputs(job: KubeJob, pools: Mapping[str, Pool], catalog: Any) -> dict[
 
 def _assemble(snap: Snapshot, pools: Mapping[str, Pool], members: Mapping[str, list[KubeNode]],
               jobs: dict[str, KubeJob], held: list[KubePod], waiting: list[tuple[str, str]], catalog: Any,
-              round_seconds: float, epsilon: float, fairness_weight: float) -> KubeRound:
+              round_seconds: float, epsilon: float, fairness_weight: float, deficits: Mapping[str, float]) -> KubeRound:
     held_units: dict[tuple[str, str], int] = defaultdict(int)
     for p in held:
         held_units[(p.node or "", p.resource)] += p.units
@@ -350,6 +368,8 @@ def _assemble(snap: Snapshot, pools: Mapping[str, Pool], members: Mapping[str, l
         doc_job: dict[str, Any] = {"id": job.id, "scale": job.scale, "weight": job.weight}
         if job.priority != 1.0:
             doc_job["priority"] = job.priority
+        if deficits.get(jid):
+            doc_job["deficit"] = deficits[jid]
         doc_job["throughput"] = tput
         if job.current is not None and job.current in tput:
             doc_job["current"] = {"gpu": job.current, "partner": None}
