@@ -20,6 +20,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("methods", ("fairshare.methods", "fairshare.allocate", "fairshare.engine", "fairshare.testing")),
     ("policies", ("fairshare.policies",)),
     ("sim", ("fairshare.sim",)),
+    ("kube", ("fairshare.kube",)),
     ("cli", ("fairshare.cli", "fairshare.__main__")),
 ]
 
