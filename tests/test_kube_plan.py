@@ -132,7 +132,7 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert json.loads(out.read_text()) == plan_snapshot(cluster()).to_list()
     assert json.loads(rnd.read_text()) == plan_snapshot(cluster()).round.doc
     said = capsys.readouterr()
-    assert said.out.startswith("11 jobs on 20 GPUs") and f"-> {out}" in said.out
+    assert said.out.startswith("11 jobs on 20 GPUs of 4 types on 4 nodes") and f"-> {out}" in said.out
     assert main(["kube", "plan", str(CLUSTER)]) == 0
     said = capsys.readouterr()
     assert json.loads(said.out)["kind"] == "List" and "bind " in said.err

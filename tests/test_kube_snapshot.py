@@ -66,7 +66,7 @@ def test_products_and_mig_shares() -> None:
 def test_single_strategy_mig_node() -> None:
     n = node("m", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", 14, labels={"nvidia.com/mig.strategy": "single"})
     r = rnd(n, pod("p", 1, model="resnet18_cifar10", selector={"nvidia.com/mig.strategy": "single"}))
-    assert r.doc["gpus"] == {"A100-40GB:mig-1g.5gb": 2} and r.doc["jobs"][0]["scale"] == 0.125
+    assert r.doc["gpus"] == {"A100-40GB:mig-1g.5gb/single": 2} and r.doc["jobs"][0]["scale"] == 0.125
 
 
 @pytest.mark.parametrize(("doc", "match"), [

@@ -96,7 +96,7 @@ class KubePlan:
         """A few lines for people: counts, then one line per binding, eviction and waiting pod."""
         a = self.allocation
         head = (f"{len(self.round.jobs)} jobs on {sum(self.round.doc['gpus'].values())} GPUs of "
-                f"{len(self.round.doc['gpus'])} types ({len(self.round.doc['nodes'])} node pools)")
+                f"{len(self.round.doc['gpus'])} types on {len(set(self.round.node_of.values()))} nodes")
         if a is not None:
             head += f"; {a.status} ({a.mode}), E/C {a.utilization:.3f}, shortfall {a.shortfall:.3f}"
         lines = [head, f"bind {len(self.bindings)}, evict {len(self.evictions)}, stay {len(self.stays)}, "

@@ -50,7 +50,9 @@ class Pool:
     """GPUs offered the same way: one GPU type of the round document.
 
     ``name`` is the round's GPU type: the catalog type for whole GPUs (``A100-80GB``),
-    ``<type>:time-slicing/<R>`` or ``<type>:mps/<R>`` for replicas, ``<type>:mig-<profile>`` for MIG slices.
+    ``<type>:time-slicing/<R>`` or ``<type>:mps/<R>`` for replicas (``...:shared`` when offered as
+    ``nvidia.com/gpu.shared``), ``<type>:mig-<profile>`` for MIG slices (``.../single`` under the single
+    strategy, whose slices are offered as ``nvidia.com/gpu``).
     ``unit`` is the share of one GPU that one unit of ``resource`` gives (1 for whole GPUs).
     """
 
@@ -287,7 +289,7 @@ def _node(item: Mapping[str, Any], name: str, where: str, extra: Mapping[str, st
             if single_profile is None:
                 raise InvalidInputError(plabel, product, "the node's MIG strategy is single, so its product "
                                         "label must name the slice (<product>-MIG-<profile>)")
-            offers.append(Offer(Pool(f"{gpu_type}:mig-{single_profile}", gpu_type, "mig", r,
+            offers.append(Offer(Pool(f"{gpu_type}:mig-{single_profile}/single", gpu_type, "mig", r,
                                      mig_share(single_profile, gpu_type, plabel)), n))
         elif r == GPU_SHARED or replicas > 1:
             if replicas < 2:
