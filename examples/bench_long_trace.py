@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 import fairshare.methods.fast as fast_method
+from fairshare.methods.relax import Rounded
 from fairshare.sim.load import offered_load
 from fairshare.sim.simulator import simulate
 from fairshare.sim.traces import generate_trace
@@ -51,7 +52,7 @@ def fast_timings() -> Iterator[list[tuple[float, float, float]]]:
     seen: list[tuple[float, float, float]] = []
     original = fast_method.round_relaxation
 
-    def timed(*args: Any, **kwargs: Any) -> fast_method.Rounded:
+    def timed(*args: Any, **kwargs: Any) -> Rounded:
         r = original(*args, **kwargs)
         seen.append((r.lp_seconds, r.round_seconds, r.polish_seconds))
         return r

@@ -50,9 +50,9 @@ import numpy as np
 
 from fairshare import allocate
 from fairshare.formulation import build_model
-from fairshare.methods import fast as fast_method
 from fairshare.methods import partition
 from fairshare.methods.options import SolveOptions
+from fairshare.methods.relax import round_relaxation
 from fairshare.methods.rounding import greedy_round
 from fairshare.problem import RoundProblem
 from fairshare.solvers import solve_lp
@@ -264,11 +264,7 @@ def _scale_variant(n: int, partitions: int, workers: int) -> dict:
         list(pool.map(abs, range(workers)))  # start the workers (a scheduler keeps its pool across rounds)
     try:
         t = time.perf_counter()
-        if pool is not None:
-            with partition.parallel(pool):
-                a = allocate(p, mode="fast", partitions=partitions)
-        else:
-            a = allocate(p, mode="fast", partitions=partitions)
+        a = allocate(p, mode="fast", partitions=partitions, executor=pool)
         total = time.perf_counter() - t
     finally:
         if pool is not None:
@@ -293,7 +289,7 @@ def profile_fast(n: int, partitions: int = 1) -> dict:
     if partitions == 1:
         lp = m.tightened_lp()
         t3 = time.perf_counter()
-        r = fast_method.round_relaxation(m, lp, opts)
+        r = round_relaxation(m, lp, opts)
         row.update(lp_arrays_s=t3 - t2, split_s=0.0, lp_s=r.lp_seconds, rounding_s=r.round_seconds,
                    polish_s=r.polish_seconds, merge_s=0.0, parts_polished=int(r.polish_seconds > 0))
     else:

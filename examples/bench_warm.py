@@ -45,8 +45,10 @@ from pathlib import Path
 import numpy as np
 
 from fairshare.formulation import build_model
-from fairshare.methods import fast, warm
+from fairshare.methods import warm
 from fairshare.methods.options import SolveOptions
+from fairshare.methods.relax import round_relaxation
+from fairshare.methods.rounding import dot
 from fairshare.problem import RoundProblem
 from fairshare.testing.consecutive import consecutive_rounds
 
@@ -78,11 +80,11 @@ def solve_variant(name: str, problem: RoundProblem, state: warm.WarmStart | None
     c0, t0 = time.process_time(), time.perf_counter()
     model = build_model(problem)
     lp = model.tightened_lp()
-    r = fast.round_relaxation(model, lp, opts, warm=state)
+    r = round_relaxation(model, lp, opts, warm=state)
     total, cpu = time.perf_counter() - t0, time.process_time() - c0
-    # fast.dot, not ``@``: numpy hands ``@`` to the multithreaded BLAS, whose worker threads then spin for a
+    # dot, not ``@``: numpy hands ``@`` to the multithreaded BLAS, whose worker threads then spin for a
     # while and were counted in the next solve's CPU time (twice its wall time on an idle machine)
-    return total, cpu, r.lp_seconds, r.lp_bound, fast.dot(model.value, r.x), r.x
+    return total, cpu, r.lp_seconds, r.lp_bound, dot(model.value, r.x), r.x
 
 
 def run(problems: list[RoundProblem], repeats: int = 1) -> dict[str, Runs]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor
 from dataclasses import replace
 from typing import Any
 
@@ -31,6 +32,7 @@ from fairshare.binding import Binding, Node, bind
 from fairshare.errors import InvalidInputError
 from fairshare.formulation import RoundModel, build_model
 from fairshare.methods import METHODS, MODES, Mode, SolveOptions
+from fairshare.methods.warm import WarmStart
 from fairshare.problem import RoundProblem
 
 __all__ = ["MODES", "Mode", "SolveOptions", "allocate", "bind_round", "solve_model"]
@@ -44,6 +46,8 @@ def allocate(
     mode: str = "fast",
     options: SolveOptions | Mapping[str, Any] | None = None,
     previous_binding: Binding | Mapping[str, Any] | None = None,
+    warm: WarmStart | None = None,
+    executor: Executor | None = None,
     **option_overrides: Any,
 ) -> Allocation:
     """Solve one scheduling round.
@@ -60,6 +64,12 @@ def allocate(
     previous_binding : Binding or its dict, optional
         A round that names its ``nodes``: the previous round's binding, so that placements that did not
         change keep their GPUs (:func:`fairshare.binding.bind`).
+    warm : WarmStart, optional
+        Mode ``fast`` with ``warm_start=True``: the state its LP is seeded from and that it updates for the next
+        round (:mod:`fairshare.methods.warm`); without it every round is solved cold. Other modes do not use it.
+    executor : concurrent.futures.Executor, optional
+        Mode ``fast`` with ``partitions > 1``: runs the parts of the split round (a process pool, a Dask
+        ``Client.get_executor()``); without it they run one after another here. Other modes do not use it.
 
     Returns
     -------
@@ -70,7 +80,7 @@ def allocate(
     Raises
     ------
     InvalidInputError
-        For an invalid round or option (before any model is built).
+        For an invalid round, option, ``warm`` or ``executor`` (before any model is built).
     SolverError
         If HiGHS fails in a way that is not a status.
 
@@ -86,6 +96,7 @@ def allocate(
     start = time.perf_counter()
     method = _mode(mode)
     opts = SolveOptions.coerce(options, **option_overrides).for_mode(method)
+    _check_inputs(warm, executor)
     if isinstance(problem, (str, bytes)):
         problem = RoundProblem.from_json(problem)
     elif isinstance(problem, Mapping):
@@ -94,19 +105,23 @@ def allocate(
         raise InvalidInputError("problem", type(problem).__name__, "must be a RoundProblem, a dict or JSON text")
     t0 = time.perf_counter()
     model = build_model(problem)
-    alloc = _solve(model, method, opts, time.perf_counter() - t0, spent=time.perf_counter() - start)
+    alloc = _solve(model, method, opts, time.perf_counter() - t0, spent=time.perf_counter() - start, warm=warm,
+                   executor=executor)
     return bind_round(alloc, problem.nodes, previous_binding)
 
 
-def solve_model(model: RoundModel, *, mode: str = "fast",
-                options: SolveOptions | Mapping[str, Any] | None = None, **option_overrides: Any) -> Allocation:
+def solve_model(model: RoundModel, *, mode: str = "fast", options: SolveOptions | Mapping[str, Any] | None = None,
+                warm: WarmStart | None = None, executor: Executor | None = None,
+                **option_overrides: Any) -> Allocation:
     """Solve a round whose :class:`~fairshare.formulation.RoundModel` is already built.
 
-    The same as :func:`allocate` for callers that build the model once and use it more than once (the
-    simulator and the policies do); ``build_seconds`` then counts only the LP arrays.
+    The same as :func:`allocate` (``warm`` and ``executor`` too) for callers that build the model once and use
+    it more than once (the simulator and the policies do); ``build_seconds`` then counts only the LP arrays.
     """
     method = _mode(mode)
-    return _solve(model, method, SolveOptions.coerce(options, **option_overrides).for_mode(method), 0.0)
+    opts = SolveOptions.coerce(options, **option_overrides).for_mode(method)
+    _check_inputs(warm, executor)
+    return _solve(model, method, opts, 0.0, warm=warm, executor=executor)
 
 
 def bind_round(alloc: Allocation, nodes: Sequence[Node],
@@ -127,14 +142,22 @@ def _mode(mode: object) -> Mode:
     return Mode(mode)
 
 
-def _solve(model: RoundModel, mode: Mode, opts: SolveOptions, model_seconds: float, spent: float = 0.0) -> Allocation:
+def _check_inputs(warm: object, executor: object) -> None:
+    if warm is not None and not isinstance(warm, WarmStart):
+        raise InvalidInputError("warm", type(warm).__name__, "must be a fairshare.methods.warm.WarmStart or None")
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise InvalidInputError("executor", executor, "must be a concurrent.futures.Executor (an object with submit)")
+
+
+def _solve(model: RoundModel, mode: Mode, opts: SolveOptions, model_seconds: float, spent: float = 0.0, *,
+           warm: WarmStart | None = None, executor: Executor | None = None) -> Allocation:
     """Solve with the mode's method; ``spent``: seconds of the call already used (taken off ``time_limit``)."""
     if opts.time_limit is not None and spent > 0:
         opts = replace(opts, time_limit=max(opts.time_limit - spent, _LEAST_TIME))
     if model.problem.num_jobs == 0:
         return Allocation.from_columns(model, np.zeros(0), status=Status.OPTIMAL, mode=mode.value, mip_gap=0.0,
                                        bound=0.0, build_seconds=model_seconds, message="empty round")
-    r = METHODS[mode](model, opts)
+    r = METHODS[mode](model, opts, warm=warm, executor=executor)
     return Allocation.from_columns(model, r.x, status=r.status, mode=mode.value, mip_gap=r.mip_gap,
                                    bound=r.bound, relaxation=r.relaxation,
                                    build_seconds=model_seconds + r.build_seconds, solve_seconds=r.solve_seconds,

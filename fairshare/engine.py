@@ -53,7 +53,6 @@ from fairshare.documents import MAX_JSON_BYTES, read_json
 from fairshare.errors import InvalidInputError
 from fairshare.fair_share import fair_share, next_deficit
 from fairshare.methods.warm import WarmStart
-from fairshare.methods.warm import use as use_warm_start
 from fairshare.priority import RULES, JobState, NoPriority, PriorityRule, priority_rule
 from fairshare.problem import MAX_GPUS, MAX_VALUE, RoundProblem
 from fairshare.running import DEFAULT_ROUND_SECONDS, MAX_SECONDS
@@ -361,8 +360,8 @@ class Engine:
         if held:
             jobs, colocation = _without(jobs, colocation, held)
         problem = self.problem(jobs, colocation, round_seconds=round_seconds)
-        with use_warm_start(self._warm if self._options.warm_start else None):
-            alloc = allocate(problem, mode=self._mode, options=self._options, previous_binding=self._binding)
+        alloc = allocate(problem, mode=self._mode, options=self._options, previous_binding=self._binding,
+                         warm=self._warm if self._options.warm_start else None)
         if self._pending is not None:
             self._recent.append((self._pending, "superseded"))
         self._pending = alloc

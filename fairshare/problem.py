@@ -258,7 +258,7 @@ class RoundProblem:
         set_(self, "running", running)
 
     @classmethod
-    def _of_checked_arrays(cls, gpu_types: tuple[str, ...], capacity: np.ndarray, job_ids: tuple[str, ...],
+    def from_trusted_arrays(cls, gpu_types: tuple[str, ...], capacity: np.ndarray, job_ids: tuple[str, ...],
                            scale: np.ndarray, throughput: np.ndarray, weight: np.ndarray, deficit: np.ndarray,
                            pair_jobs: np.ndarray, pair_gpu: np.ndarray, pair_throughput: np.ndarray,
                            epsilon: float, fairness_weight: float,
@@ -267,7 +267,7 @@ class RoundProblem:
                            running: Running | None = None) -> RoundProblem:
         """The round the constructor would build from these arguments, for a caller that guarantees them valid.
 
-        For the simulator, whose rounds come from a trace, catalog and cluster checked before the first
+        For a caller such as the simulator, whose rounds come from a trace, catalog and cluster checked before the first
         round, deficits from the deficit rule and candidates valid by construction: the per-entry checks of
         the constructor were a tenth of a long queue's round. The checks that depend on which jobs share the
         round still run (the weights' ratio, the deficits' range), with the constructor's errors; so does the
@@ -444,6 +444,11 @@ class RoundProblem:
     def need(self) -> np.ndarray:
         """``need_j = (1 - epsilon) + D_j``: progress a job must get to have no shortfall."""
         return (1.0 - self.epsilon) + self.deficit
+
+    @property
+    def job_keys(self) -> tuple[object, np.ndarray] | None:
+        """``(space, keys)`` given to :meth:`from_trusted_arrays` (the jobs' keys across rounds), else ``None``."""
+        return self._job_keys
 
     def _index(self) -> dict[str, int]:
         index = self._job_index

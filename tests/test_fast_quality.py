@@ -9,8 +9,8 @@ from hypothesis import given
 from fairshare import allocate
 from fairshare.errors import InvalidInputError
 from fairshare.formulation import build_model
-from fairshare.methods.fast import efficiency_gap, polish_thresholds
 from fairshare.methods.options import SolveOptions
+from fairshare.methods.relax import efficiency_gap, polish_thresholds
 from fairshare.testing.random_rounds import random_round
 from fairshare.testing.strategies import round_problems
 from fairshare.validators import allocation_violations

@@ -129,3 +129,45 @@ def test_the_layer_checker_catches_an_upward_import(tmp_path):
     assert layer_of("fairshare.formulation") < layer_of("fairshare.sim.simulator")
     assert layer_of("fairshare.methods.fast") > layer_of("fairshare.solvers")
     assert layer_of("fairshare.cli") == len(LAYERS) - 1
+
+
+def _private_attributes(path: Path) -> set[str]:
+    """Private attribute names a module's classes define: methods, fields, ``self._x = ...`` and
+    ``object.__setattr__(self, "_x", ...)``."""
+    out: set[str] = set()
+    for cls in (n for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, ast.ClassDef)):
+        for node in ast.walk(cls):
+            name = None
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = node.name
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                name = node.target.id
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                name = node.attr
+            elif (isinstance(node, ast.Call) and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+                  and isinstance(node.args[1].value, str)):
+                name = node.args[1].value
+            if name and name.startswith("_") and not name.startswith("__"):
+                out.add(name)
+    return out
+
+
+DEFINED: dict[str, set[str]] = {}
+for _module, _path in MODULES.items():
+    DEFINED.setdefault(_subpackage(_module), set()).update(_private_attributes(_path))
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_private_attribute_is_read_across_a_package_boundary(module):
+    """``obj._name`` where ``_name`` belongs to the classes of another package only (``problem._job_keys`` from
+    fairshare.methods): the public name (``problem.job_keys``) is the way in."""
+    home = _subpackage(module)
+    mine = DEFINED.get(home, set())
+    theirs = {name: pkg for pkg, names in DEFINED.items() if pkg != home for name in names}
+    bad = []
+    for node in ast.walk(ast.parse(MODULES[module].read_text(encoding="utf-8"))):
+        if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+                and node.attr not in mine and node.attr in theirs):
+            bad.append(f"line {node.lineno}: .{node.attr} ({theirs[node.attr]})")
+    assert bad == []

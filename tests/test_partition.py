@@ -76,8 +76,8 @@ def test_independent_of_the_executor() -> None:
     serial = partition.solve(model, opts)
     with ThreadPoolExecutor(2) as threads:
         threaded = partition.solve(model, opts, executor=threads)
-    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as procs, partition.parallel(procs):
-        pooled = allocate(problem, mode="fast", partitions=4, seed=2)
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as procs:
+        pooled = allocate(problem, mode="fast", partitions=4, seed=2, executor=procs)
     assert serial.x is not None and threaded.x is not None
     assert np.array_equal(serial.x, threaded.x)
     assert pooled.objective == pytest.approx(float(model.value @ serial.x) + model.obj_null, rel=1e-12)

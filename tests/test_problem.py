@@ -589,14 +589,14 @@ def test_problem_pickles():
 @settings(max_examples=60, deadline=None)
 @given(problem=round_problems(max_jobs=12, scales=(0.5, 1, 2, 4)))
 def test_the_simulators_unchecked_rounds_equal_checked_ones(problem: RoundProblem) -> None:
-    """``RoundProblem._of_checked_arrays`` (the simulator's rounds) builds what the constructor builds."""
+    """``RoundProblem.from_trusted_arrays`` (the simulator's rounds) builds what the constructor builds."""
     args = dict(gpu_types=problem.gpu_types, capacity=np.array(problem.capacity), job_ids=problem.job_ids,
                 scale=np.array(problem.scale), throughput=np.array(problem.throughput),
                 weight=np.array(problem.weight), deficit=np.array(problem.deficit),
                 pair_jobs=np.array(problem.pair_jobs), pair_gpu=np.array(problem.pair_gpu),
                 pair_throughput=np.array(problem.pair_throughput), epsilon=problem.epsilon,
                 fairness_weight=problem.fairness_weight)
-    checked, unchecked = RoundProblem(**args), RoundProblem._of_checked_arrays(**args)
+    checked, unchecked = RoundProblem(**args), RoundProblem.from_trusted_arrays(**args)
     for f in dataclasses.fields(RoundProblem):
         a, b = getattr(checked, f.name), getattr(unchecked, f.name)
         if isinstance(a, np.ndarray):
@@ -617,5 +617,5 @@ def test_the_simulators_unchecked_rounds_still_refuse_what_depends_on_the_round(
     with pytest.raises(InvalidInputError) as checked:
         RoundProblem(**args)
     with pytest.raises(InvalidInputError) as unchecked:
-        RoundProblem._of_checked_arrays(**args)
+        RoundProblem.from_trusted_arrays(**args)
     assert str(unchecked.value) == str(checked.value)

@@ -19,7 +19,6 @@ import pytest
 
 from fairshare import allocate
 from fairshare.errors import InvalidInputError
-from fairshare.methods import partition
 from fairshare.testing.random_rounds import random_round
 from fairshare.validators import allocation_violations
 
@@ -32,7 +31,6 @@ _FORK_SCRIPT = textwrap.dedent("""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from fairshare import allocate
-    from fairshare.methods.partition import parallel
     from fairshare.testing.random_rounds import random_round
     d = random_round(300, seed=3).to_dict()
     for k, j in enumerate(d["jobs"]):
@@ -41,8 +39,8 @@ _FORK_SCRIPT = textwrap.dedent("""
     scale = {j["id"]: j["scale"] for j in d["jobs"]}
     d["colocation"] = [c for c in d.get("colocation", []) if scale[c["jobs"][0]] == scale[c["jobs"][1]]]
     allocate(d, mode="exact", time_limit=5)  # HiGHS's MILP pool started in the parent before the fork
-    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool, parallel(pool):
-        a = allocate(d, mode="fast", partitions=4)
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+        a = allocate(d, mode="fast", partitions=4, executor=pool)
     print("done", a.status, a.message)
 """)
 
@@ -95,9 +93,8 @@ def test_a_pool_whose_worker_was_killed_falls_back_to_this_process() -> None:
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
         pool.submit(abs, 1).result()
         os.kill(next(iter(pool._processes)), signal.SIGKILL)  # noqa: SLF001
-        with partition.parallel(pool):
-            first = allocate(p, mode="fast", partitions=3)
-            second = allocate(p, mode="fast", partitions=3)  # the pool stays broken: the next round too
+        first = allocate(p, mode="fast", partitions=3, executor=pool)
+        second = allocate(p, mode="fast", partitions=3, executor=pool)  # the pool stays broken: the next round too
     for a in (first, second):
         assert not allocation_violations(p, a)
         assert a.placements == want.placements
@@ -108,8 +105,7 @@ def test_a_shut_down_pool_falls_back_to_this_process() -> None:
     p = random_round(80, seed=4)
     pool = ThreadPoolExecutor(2)
     pool.shutdown()
-    with partition.parallel(pool):
-        a = allocate(p, mode="fast", partitions=2)
+    a = allocate(p, mode="fast", partitions=2, executor=pool)
     assert a.placements == allocate(p, mode="fast", partitions=2).placements
     assert "solved in this process" in a.message
 
@@ -125,14 +121,12 @@ class _Failing(Executor):
 
 def test_failed_futures_are_solved_again_here() -> None:
     p = random_round(80, seed=5)
-    with partition.parallel(_Failing()):
-        a = allocate(p, mode="fast", partitions=2)
+    a = allocate(p, mode="fast", partitions=2, executor=_Failing())
     assert a.placements == allocate(p, mode="fast", partitions=2).placements
     assert "ConnectionError" in a.message
 
 
-@pytest.mark.parametrize("bad", ["string", None, 3, object()])
-def test_parallel_refuses_what_is_not_an_executor(bad: object) -> None:
+@pytest.mark.parametrize("bad", ["string", 3, object()])
+def test_allocate_refuses_an_executor_that_is_not_one(bad: object) -> None:
     with pytest.raises(InvalidInputError, match="executor"):
-        with partition.parallel(bad):  # type: ignore[arg-type]
-            pass
+        allocate(random_round(8, seed=0), mode="fast", partitions=2, executor=bad)  # type: ignore[arg-type]

@@ -14,9 +14,9 @@ from fairshare import Engine, allocate
 from fairshare.errors import InvalidInputError
 from fairshare.formulation import build_model
 from fairshare.methods import fast, warm
-from fairshare.methods.fast import polish_thresholds, round_relaxation
 from fairshare.methods.lp import solve_relaxation
 from fairshare.methods.options import SolveOptions
+from fairshare.methods.relax import polish_thresholds, round_relaxation
 from fairshare.methods.rounding import is_feasible
 from fairshare.methods.solved import relative_gap
 from fairshare.policies.base import RoundState
@@ -159,8 +159,7 @@ def test_empty_and_tiny_rounds() -> None:
     state = warm.WarmStart()
     for _ in range(2):
         a = allocate(p, mode="fast", warm_start=True)
-        with warm.use(state):
-            b = allocate(p, mode="fast", warm_start=True)
+        b = allocate(p, mode="fast", warm_start=True, warm=state)
         assert [q.jobs for q in a.placements] == [q.jobs for q in b.placements] == [("a",)]
     assert state.rounds == 2 and state.seeded
 
@@ -200,8 +199,7 @@ def test_warm_fast_placements_equal_cold_on_a_catalog_sequence() -> None:
     for p in problems:
         model = build_model(p)
         cold = fast.solve(model, COLD)
-        with warm.use(state):
-            hot = fast.solve(model, WARM)
+        hot = fast.solve(model, WARM, warm=state)
         np.testing.assert_array_equal(hot.x, cold.x)
         assert hot.bound == pytest.approx(cold.bound, rel=1e-9)
     assert state.rounds == 4 and state.seeded
@@ -437,8 +435,7 @@ def test_fractional_and_empty_rounds() -> None:
     for _ in range(2):
         _assert_same_lp(model, warm.solve_priced(model, lp, COLD, state), solve_relaxation(model, lp, COLD))
     empty = RoundProblem.from_dict({"gpus": {"A": 1}, "jobs": []})
-    with warm.use(state):
-        a = allocate(empty, mode="fast", warm_start=True)
+    a = allocate(empty, mode="fast", warm_start=True, warm=state)
     assert a.placements == ()
 
 
@@ -621,10 +618,9 @@ def test_warm_rounds_reuse_one_highs_object() -> None:
     """Consecutive priced rounds solve in the object the round before kept; a reset drops it."""
     state = warm.WarmStart()
     seen = []
-    with warm.use(state):
-        for problem in _rounds(200, 3):
-            allocate(problem, mode="fast", warm_start=True)
-            seen.append(state._highs)
+    for problem in _rounds(200, 3):
+        allocate(problem, mode="fast", warm_start=True, warm=state)
+        seen.append(state._highs)
     assert seen[0] is not None and all(h is seen[0] for h in seen)
     state.reset()
     assert state._highs is None
@@ -658,12 +654,11 @@ def test_warm_rounds_with_a_deadline_keep_the_last_lp() -> None:
 
     state = warm.WarmStart()
     problems = _rounds(200, 2)
-    with warm.use(state):
-        allocate(problems[0], mode="fast", warm_start=True)
-        kept, pending = state._highs, state._pending
-        assert kept is not None and pending is not None
-        out = warm.solve_priced(build_model(problems[1]), build_model(problems[1]).tightened_lp(),
-                                SolveOptions(warm_start=True), state, deadline=time.perf_counter() - 1.0)
+    allocate(problems[0], mode="fast", warm_start=True, warm=state)
+    kept, pending = state._highs, state._pending
+    assert kept is not None and pending is not None
+    out = warm.solve_priced(build_model(problems[1]), build_model(problems[1]).tightened_lp(),
+                            SolveOptions(warm_start=True), state, deadline=time.perf_counter() - 1.0)
     assert not out.optimal  # the deadline had passed
     assert state._highs is kept and state._pending is pending
     copy = dataclasses.replace(state)
@@ -673,7 +668,7 @@ def test_warm_rounds_with_a_deadline_keep_the_last_lp() -> None:
 # ---------------------------------------------------------------------------------------------- jobs matched by keys
 def _keyed(p: RoundProblem, space: object, key_of: dict[str, int]) -> RoundProblem:
     """``p`` as the simulator builds its rounds: checked arrays, jobs numbered by ``key_of`` in ``space``."""
-    return RoundProblem._of_checked_arrays(
+    return RoundProblem.from_trusted_arrays(
         p.gpu_types, p.capacity, p.job_ids, p.scale, p.throughput, p.weight, p.deficit, p.pair_jobs, p.pair_gpu,
         p.pair_throughput, p.epsilon, p.fairness_weight,
         job_keys=(space, np.array([key_of[j] for j in p.job_ids], np.int64)))
@@ -703,10 +698,8 @@ def test_rounds_with_job_keys_match_jobs_as_ids_do() -> None:
             np.testing.assert_array_equal(got[0], want[0])
             np.testing.assert_array_equal(got[1], want[1])
             assert (want[0] >= 0).any() and (want[0] < 0).any()  # kept and new jobs both occur
-        with warm.use(by_ids):
-            a = fast.solve(plain, WARM)
-        with warm.use(by_keys):
-            b = fast.solve(keyed, WARM)
+        a = fast.solve(plain, WARM, warm=by_ids)
+        b = fast.solve(keyed, WARM, warm=by_keys)
         np.testing.assert_array_equal(a.x, b.x)
     # keys of another space (another simulation) are not trusted: the ids decide
     wrong = dict(zip(ids, range(len(ids))))
@@ -719,8 +712,7 @@ def test_a_keyed_round_builds_its_id_map_only_when_read() -> None:
     keyed = _keyed(p, object(), {j: 100 + k for k, j in enumerate(p.job_ids)})
     assert keyed._job_index is None
     state = warm.WarmStart()
-    with warm.use(state):
-        fast.solve(build_model(keyed), WARM)
+    fast.solve(build_model(keyed), WARM, warm=state)
     assert keyed._job_index is None  # a warm round with keys never needs it
     assert dict(keyed.job_positions) == dict(p.job_positions)
     assert keyed.job_index(p.job_ids[7]) == 7

@@ -12,7 +12,7 @@ Under a time limit
 the model to HiGHS and every solve included). A scheduler that sets one wants the best placement known when
 it expires, so the time is spent in this order:
 
-1. fast's placement (:func:`fairshare.methods.fast.round_relaxation`: the tightened LP, greedy rounding and
+1. fast's placement (:func:`fairshare.methods.relax.round_relaxation`: the tightened LP, greedy rounding and
    its polish) within the deadline; fast needs 0.1 s at 2,048 jobs and 0.6 s at 8,192 (measured), and if
    its LP cannot finish in time the greedy pass runs on the column values alone;
 2. the MILP with the time left, if it is at least :data:`MILP_START_FACTOR` times what fast's LP took, with
@@ -42,14 +42,16 @@ rounds with 30 % of the jobs fractional: 1.9 to 8.9 s with the defaults, 16 to 4
 from __future__ import annotations
 
 import time
+from concurrent.futures import Executor
 
 import numpy as np
 
 from fairshare.allocation import Status
 from fairshare.formulation import LinearProgram, RoundModel
-from fairshare.methods.fast import round_relaxation
 from fairshare.methods.options import SolveOptions
+from fairshare.methods.relax import round_relaxation
 from fairshare.methods.solved import Solved, relative_gap
+from fairshare.methods.warm import WarmStart
 from fairshare.solvers import SolverOutcome, solve_lp, solve_reference
 
 __all__ = ["DEADLINE_HIGHS_OPTIONS", "DEADLINE_MARGIN_SECONDS", "MILP_START_FACTOR", "RESERVE_SECONDS_PER_COLUMN",
@@ -86,8 +88,9 @@ RESERVE_SECONDS_PER_COLUMN = 1e-6
 that follows them (a greedy pass, then assembling the allocation: 0.13 s at 32,768 jobs, 185,243 columns)."""
 
 
-def solve(model: RoundModel, opts: SolveOptions) -> Solved:
-    """Solve ``model`` as a MILP (see the module documentation)."""
+def solve(model: RoundModel, opts: SolveOptions, *, warm: WarmStart | None = None,
+          executor: Executor | None = None) -> Solved:
+    """Solve ``model`` as a MILP (see the module documentation); ``warm`` and ``executor`` are not used."""
     if opts.backend == "pyomo":
         return _solve_pyomo(model, opts)
     t0 = time.perf_counter()

@@ -8,6 +8,8 @@ the Pyomo reference model.
 from __future__ import annotations
 
 import time
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING
 
 from fairshare.allocation import Status
 from fairshare.errors import SolverError
@@ -15,6 +17,9 @@ from fairshare.formulation import LinearProgram, RoundModel
 from fairshare.methods.options import SolveOptions
 from fairshare.methods.solved import Solved
 from fairshare.solvers import SolverOutcome, Termination, solve_lp, solve_reference
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fairshare.methods.warm import WarmStart
 
 __all__ = ["DUAL_SIMPLEX_MAX_COLUMNS", "lp_algorithm", "solve", "solve_relaxation"]
 
@@ -77,8 +82,9 @@ def _solve_once(lp: LinearProgram, opts: SolveOptions, algorithm: str, deadline:
     return out
 
 
-def solve(model: RoundModel, opts: SolveOptions) -> Solved:
-    """Solve the relaxation chosen by ``opts`` (see the module documentation)."""
+def solve(model: RoundModel, opts: SolveOptions, *, warm: WarmStart | None = None,
+          executor: Executor | None = None) -> Solved:
+    """Solve the relaxation chosen by ``opts`` (see the module documentation); ``warm``, ``executor``: not used."""
     if opts.backend == "pyomo":
         t0 = time.perf_counter()
         ref = solve_reference(model, integer=False, threads=opts.threads, seed=opts.seed, verbose=opts.verbose)

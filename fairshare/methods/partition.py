@@ -19,10 +19,11 @@ Splitting (:func:`split`)
     placement's objective is the sum of the parts' objectives. A job none of whose columns fits its part
     (a gang larger than the part's GPUs of every type it can use) sits that part out.
 Solving
-    Each part is solved by :func:`fairshare.methods.fast.round_relaxation` (tightened LP, rounding, local
+    Each part is solved by :func:`fairshare.methods.relax.round_relaxation` (tightened LP, rounding, local
     search and polish when the gaps call for them), through a ``concurrent.futures.Executor`` when one is
-    given (:func:`solve`, :func:`parallel`), else one after another in this process. The parts are built in
-    this process and collected in order, so the placement depends on the seed only, not on the executor.
+    given to :func:`solve` (``allocate(..., executor=pool)``), else one after another in this process. The
+    parts are built in this process and collected in order, so the placement depends on the seed only, not on
+    the executor.
     An executor that fails (a pool whose worker was killed, a shut-down pool, a lost remote worker) does not
     fail the round: each part whose future raised anything but a fairshare error is solved again in this
     process, and the message says so. A fork-started process pool is safe: the HiGHS layer resets its thread
@@ -39,7 +40,7 @@ Bound
     At the parts' duals it charges in full every candidate split between parts (1.15 times the unsplit LP
     bound at 16,384 jobs in 8 parts); :func:`tighten_bound` lowers it by coordinate descent on ``u`` and ``y``
     (to 1.02 times). The merged placement's ``mip_gap`` is certified against the smallest of these and
-    :func:`~fairshare.methods.fast.value_bound`.
+    :func:`~fairshare.methods.relax.value_bound`.
 
 What the split costs: the co-location candidates whose two jobs fall into different parts are used only by
 the fill pass, and each part balances its own jobs against its own GPUs (measured: 0.55 % of the value at
@@ -49,27 +50,24 @@ when one LP is too slow: at 65,536 jobs 8 parts took 0.41 of the time of the who
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import time
-from collections.abc import Iterator
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from fairshare.allocation import Status
-from fairshare.errors import FairshareError, InvalidInputError
+from fairshare.errors import FairshareError
 from fairshare.fair_share import FairShare
 from fairshare.formulation import Columns, RoundModel
-from fairshare.methods.fast import Rounded, round_relaxation, value_bound
 from fairshare.methods.lp import solve_relaxation
 from fairshare.methods.options import SolveOptions
+from fairshare.methods.relax import Rounded, round_relaxation, value_bound
 from fairshare.methods.rounding import greedy_take
 from fairshare.methods.solved import Solved, relative_gap
 from fairshare.problem import RoundProblem
 
-__all__ = ["BOUND_SWEEPS", "SAMPLE_JOBS", "Merged", "Part", "dual_bound", "parallel", "solve", "solve_parts", "split",
+__all__ = ["BOUND_SWEEPS", "SAMPLE_JOBS", "Merged", "Part", "dual_bound", "solve", "solve_parts", "split",
            "tighten_bound"]
 
 BOUND_SWEEPS = 20
@@ -77,10 +75,6 @@ BOUND_SWEEPS = 20
 
 SAMPLE_JOBS = 8192
 """Jobs in the sample whose LP prices the GPUs before a round is split."""
-
-_EXECUTOR: contextvars.ContextVar[Executor | None] = contextvars.ContextVar("fairshare_partition_executor",
-                                                                           default=None)
-
 
 @dataclass(frozen=True, slots=True)
 class Part:
@@ -99,39 +93,6 @@ class Part:
     model: RoundModel
     jobs: np.ndarray
     columns: np.ndarray
-
-
-@contextlib.contextmanager
-def parallel(executor: Executor) -> Iterator[Executor]:
-    """Run the parts of every split round solved inside this ``with`` block through ``executor``.
-
-    ``allocate(p, mode="fast", partitions=k)`` has no executor argument (options are plain values that an
-    :class:`~fairshare.engine.Engine` saves); this context supplies one. Any ``concurrent.futures.Executor``
-    works: a ``ProcessPoolExecutor`` on one machine (keep it open across rounds: starting worker processes
-    costs more than a part), or a Dask ``Client.get_executor()`` on a cluster.
-
-    Examples
-    --------
-    >>> from concurrent.futures import ThreadPoolExecutor
-    >>> from fairshare import allocate
-    >>> from fairshare.testing.random_rounds import random_round
-    >>> with ThreadPoolExecutor(2) as pool, parallel(pool):
-    ...     a = allocate(random_round(64, seed=0), mode="fast", partitions=2)
-    >>> str(a.status)
-    'heuristic'
-
-    Raises
-    ------
-    InvalidInputError
-        ``executor`` has no callable ``submit``.
-    """
-    if not callable(getattr(executor, "submit", None)):
-        raise InvalidInputError("executor", executor, "must be a concurrent.futures.Executor (an object with submit)")
-    token = _EXECUTOR.set(executor)
-    try:
-        yield executor
-    finally:
-        _EXECUTOR.reset(token)
 
 
 def split(model: RoundModel, parts: int, seed: int = 0, opts: SolveOptions | None = None) -> list[Part]:
@@ -333,7 +294,7 @@ class Merged:
         0/1 column values of the whole round's placement.
     bound : float
         Proven upper bound on ``model.value @ x`` for any placement: the smallest of :func:`dual_bound` at the
-        parts' duals, :func:`tighten_bound` and :func:`~fairshare.methods.fast.value_bound`.
+        parts' duals, :func:`tighten_bound` and :func:`~fairshare.methods.relax.value_bound`.
     parts : list of Part
     results : list of Rounded
         Each part's placement, bound and timings (LP, rounding, polish), in the order of ``parts``.
@@ -361,8 +322,8 @@ def solve_parts(model: RoundModel, opts: SolveOptions, *, executor: Executor | N
     opts : SolveOptions
         ``partitions`` parts, dealt with ``seed``; the other options apply to every part.
     executor : concurrent.futures.Executor, optional
-        Runs the parts (any executor with ``submit``: a process pool, a Dask client's executor). Default: the
-        one set by :func:`parallel`, else none (the parts run one after another in this process).
+        Runs the parts (any executor with ``submit``: a process pool, a Dask client's executor). Default: none
+        (the parts run one after another in this process).
 
     Returns
     -------
@@ -372,8 +333,7 @@ def solve_parts(model: RoundModel, opts: SolveOptions, *, executor: Executor | N
     parts = split(model, opts.partitions, opts.seed, opts)
     t1 = time.perf_counter()
     part_opts = replace(opts, partitions=1)
-    ex = executor if executor is not None else _EXECUTOR.get()
-    results, fallback = _run_parts(ex, parts, part_opts)
+    results, fallback = _run_parts(executor, parts, part_opts)
     t2 = time.perf_counter()
     x = np.zeros(model.columns.num)
     job_dual = np.zeros(model.problem.num_jobs)

@@ -6,7 +6,7 @@
    is left out could run alone on any type with enough idle GPUs (its alone column was considered while the
    capacity was at least what is left, and every runnable alone column has positive value).
 2. **Polish** (only when the certified gap ``(z_LP - z_round) / z_LP`` or the efficiency gap is above its
-   threshold: :func:`fairshare.methods.fast.polish_thresholds`). Reduced-cost
+   threshold: :func:`fairshare.methods.relax.polish_thresholds`). Reduced-cost
    fixing against the rounded incumbent: a column at 0 in the LP with reduced cost ``d_c`` satisfying
    ``z_LP + d_c < z_round`` is 0 in every better placement, and a column at 1 with ``z_LP - d_c < z_round`` is 1
    in every better placement; these fixings are exact given the LP bound. HiGHS then solves the small

@@ -42,17 +42,17 @@ Warm start (:class:`WarmStart`)
 What can differ from a cold round: where the LP has several optima, the point found (and then the greedy
 rounding); and the LP duals, which are rarely unique, so that when the polish runs its reduced-cost fixing
 and MILP can end at another placement. Both answers keep the certified-gap rules of
-:mod:`fairshare.methods.fast`.
+:mod:`fairshare.methods.relax`.
 
-Both are used by ``fast`` when ``SolveOptions(warm_start=True)``; :func:`use` makes a :class:`WarmStart`
-the one that ``fast`` reads and updates (the :class:`~fairshare.engine.Engine` and the ``fairshare`` policy
-hold one each between rounds). Without one, ``fast`` still solves the priced LP, from prices 0.
+Both are used by ``fast`` when ``SolveOptions(warm_start=True)``: the :class:`WarmStart` passed as
+``allocate(..., warm=state)`` is the one that ``fast`` reads and updates (the :class:`~fairshare.engine.Engine`
+and the ``fairshare`` policy hold one each between rounds). Without one, ``fast`` still solves the priced LP,
+from prices 0.
 """
 
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import itertools
 import threading
 from collections.abc import Iterator, Mapping
@@ -69,7 +69,7 @@ from fairshare.solvers import SolverOutcome, Termination
 from fairshare.solvers.highs import BASIS_BASIC, BASIS_LOWER, IncrementalLP
 
 __all__ = ["BASIS_MAX_MOVED", "MAX_PRICING_PASSES", "PRICING_BATCH", "PRICING_MIN_COLUMNS", "ROWS_MAX_SHARE",
-           "SEED_COLUMNS", "WarmCache", "WarmStart", "current", "reduced_costs", "solve_priced", "use"]
+           "SEED_COLUMNS", "WarmCache", "WarmStart", "reduced_costs", "solve_priced"]
 
 SEED_COLUMNS = 2
 """Columns per job in the first restricted LP (its best by value less GPUs at the previous prices)."""
@@ -108,7 +108,6 @@ replay: 11.2 against 5.7 ms of policy time per round at over 1,000 waiting jobs)
 
 _KEY_LIMIT = 2**62  # column keys (a * (N + 1) + b + 1) * G + g must fit an int64
 
-_CURRENT: contextvars.ContextVar[WarmStart | None] = contextvars.ContextVar("fairshare_warm_start", default=None)
 
 
 @dataclass(eq=False)
@@ -149,9 +148,8 @@ class WarmStart:
     >>> from fairshare import allocate
     >>> from fairshare.testing.random_rounds import random_round
     >>> state = WarmStart()
-    >>> with use(state):
-    ...     a = allocate(random_round(64, seed=0), mode="fast", warm_start=True)
-    ...     b = allocate(random_round(64, seed=0), mode="fast", warm_start=True)
+    >>> a = allocate(random_round(64, seed=0), mode="fast", warm_start=True, warm=state)
+    >>> b = allocate(random_round(64, seed=0), mode="fast", warm_start=True, warm=state)
     >>> state.rounds, state.seeded
     (2, True)
     """
@@ -239,7 +237,7 @@ class WarmStart:
     def _old_rows(self, model: RoundModel) -> tuple[np.ndarray, np.ndarray]:
         """Row of each job and type in the previous round (-1: new)."""
         ids = model.problem.job_ids
-        keys = model.problem._job_keys
+        keys = model.problem.job_keys
         if keys is not None and self._job_keys is not None and keys[0] is self._job_keys[0]:
             old_job = _matched_keys(self._job_keys[1], keys[1])  # the same jobs as matching ids, without a dict
         else:
@@ -307,8 +305,8 @@ class WarmStart:
         p, c = model.problem, model.columns
         n, g = p.num_jobs, len(p.gpu_types)
         self._ids = p.job_ids
-        self._jobs = p._job_index  # None if the round never built it (then built here only if needed)
-        self._job_keys = p._job_keys
+        self._jobs = None  # the previous round's rows by id, built here only if needed
+        self._job_keys = p.job_keys
         self._types = tuple(p.gpu_types)
         self._prices = np.maximum(np.asarray(row_dual[n:], np.float64), 0.0)
         self._job_duals = np.maximum(np.asarray(row_dual[:n], np.float64), 0.0)
@@ -328,24 +326,6 @@ class WarmStart:
 def _keys(a: np.ndarray, b: np.ndarray, g: np.ndarray, n: int, types: int) -> np.ndarray:
     """One int64 per column from its first job, second job (-1: none) and type, rows of an ``n``-job round."""
     return (a.astype(np.int64) * (n + 1) + (b.astype(np.int64) + 1)) * max(types, 1) + g.astype(np.int64)
-
-
-@contextlib.contextmanager
-def use(state: WarmStart | None) -> Iterator[WarmStart | None]:
-    """Make ``state`` the :class:`WarmStart` that ``fast`` rounds solved inside this block read and update.
-
-    ``None``: no state (every round cold). Only rounds with ``warm_start=True`` use it.
-    """
-    token = _CURRENT.set(state)
-    try:
-        yield state
-    finally:
-        _CURRENT.reset(token)
-
-
-def current() -> WarmStart | None:
-    """The state made current by :func:`use`, if any."""
-    return _CURRENT.get()
 
 
 class WarmCache:

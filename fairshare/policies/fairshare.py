@@ -30,7 +30,6 @@ from fairshare.allocation import Allocation
 from fairshare.fair_share import fair_share
 from fairshare.formulation import RoundModel, build_model
 from fairshare.methods.warm import WarmCache
-from fairshare.methods.warm import use as use_warm_start
 from fairshare.policies.base import Placed, Policy, RoundState, _check_placement, register
 from fairshare.priority import JobState, NoPriority, PriorityRule, rule_from_options
 from fairshare.problem import RoundProblem
@@ -154,12 +153,12 @@ class FairsharePolicy(Policy):
             else:
                 problem = problem.with_prices(priority=priority, shortfall_price=price)
         if self.heterogeneity_aware:
-            with self._warm.state(state.time) as warm, use_warm_start(warm):
+            with self._warm.state(state.time) as warm:
                 if model is not None:
-                    solved = bind_round(solve_model(model, mode=self.mode, options=self._solve_options),
+                    solved = bind_round(solve_model(model, mode=self.mode, options=self._solve_options, warm=warm),
                                         problem.nodes)
                 else:
-                    solved = allocate(problem, mode=self.mode, options=self._solve_options)
+                    solved = allocate(problem, mode=self.mode, options=self._solve_options, warm=warm)
             return dataclasses.replace(solved, policy=self.name)
         planned = solve_model(build_model(_type_blind(problem)), mode=self.mode, options=self._solve_options)
         real = model if model is not None else build_model(problem)

@@ -137,7 +137,7 @@ class _Ledger:
                 mutual = (partner >= 0) & (partner[mate] == np.arange(len(act))) & (gpu[mate] == gpu)
                 partner = np.where((partner >= 0) & ~mutual, -2, partner)
                 running = Running(gpu, partner, np.full(len(act), cfg.restart_overhead), length)
-        return RoundProblem._of_checked_arrays(
+        return RoundProblem.from_trusted_arrays(
             gpu_types=tuple(gpus), capacity=np.array(list(gpus.values()), dtype=np.int64),
             job_ids=tuple(self.id_array[act].tolist()), scale=self.scale[act], throughput=self.throughput[act],
             weight=self.weight[act], deficit=deficit, pair_jobs=pj, pair_gpu=pg, pair_throughput=pt,
