@@ -34,7 +34,7 @@ from typing import Any
 import highspy
 import numpy as np
 
-import fairshare.methods.fast as fast_method
+import fairshare.methods.relax as relax_method
 import fairshare.methods.warm as warm_method
 import fairshare.sim.ledger as ledger
 import fairshare.sim.simulator as simulator
@@ -71,7 +71,7 @@ def priced_rounds(first: int) -> Iterator[list[Kept]]:
     """
     kept: list[Kept] = []
     rounds = [0]
-    original, original_problem = fast_method.solve_priced, ledger._Ledger.problem
+    original, original_problem = relax_method.solve_priced, ledger._Ledger.problem
 
     def problem(self: Any, *args: Any, **kwargs: Any) -> Any:
         rounds[0] += 1
@@ -84,12 +84,12 @@ def priced_rounds(first: int) -> Iterator[list[Kept]]:
             kept.append((model, lp, opts, warm._copy()))
         return original(model, lp, opts, warm, **kw)
 
-    fast_method.solve_priced = keep  # type: ignore[assignment]
+    relax_method.solve_priced = keep  # type: ignore[assignment]
     ledger._Ledger.problem = problem  # type: ignore[method-assign]
     try:
         yield kept
     finally:
-        fast_method.solve_priced = original
+        relax_method.solve_priced = original
         ledger._Ledger.problem = original_problem  # type: ignore[method-assign]
 
 

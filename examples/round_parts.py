@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import fairshare.methods.fast as fast_method
+import fairshare.methods.relax as relax_method
 import fairshare.methods.warm as warm_method
 import fairshare.policies.fairshare as fairshare_policy
 import fairshare.sim.ledger as ledger
@@ -54,11 +55,11 @@ PARTS: tuple[tuple[Any, str, str], ...] = (
     (simulator, "build_model", "model (build_model)"),
     (RoundModel, "tightened_lp", "LP matrix (tightened_lp)"),
     (fast_method, "round_relaxation", "LP and rounding"),
-    (fast_method, "solve_priced", "LP by pricing (solve_priced)"),
+    (relax_method, "solve_priced", "LP by pricing (solve_priced)"),
     (highs_solver, "_run_by", "HiGHS run"),
     (highs_solver.IncrementalLP, "__init__", "restricted LP handed to HiGHS"),
     (warm_method.WarmStart, "_keep", "warm state kept"),
-    (fast_method, "greedy_round", "greedy rounding"),
+    (relax_method, "greedy_round", "greedy rounding"),
     (simulator, "_execute_round", "simulator: execute the round"),
     (simulator, "_between_rounds", "simulator: starts between rounds"),
 )

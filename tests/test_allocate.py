@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import fairshare.methods.fast
+import fairshare.methods.relax
 import fairshare.methods.rounding
 from fairshare import allocate
 from fairshare.allocate import SolveOptions
@@ -513,7 +513,7 @@ def test_fast_fills_idle_gpus_after_polish(monkeypatch):
         return SolverOutcome(x_bad.copy(), float(model.value @ x_bad), float(model.value.sum()),
                              Termination.TIME_LIMIT, "Time limit reached", 0.1, mip_gap=0.5)
 
-    monkeypatch.setattr(fairshare.methods.fast, "LOCAL_SEARCH_MAX_COLUMNS", 0)
+    monkeypatch.setattr(fairshare.methods.relax, "LOCAL_SEARCH_MAX_COLUMNS", 0)
     greedy = allocate(problem, mode="fast", polish_seconds=0)
     assert greedy.value_gain == pytest.approx(202.0)
     monkeypatch.setattr(fairshare.methods.rounding, "solve_lp", stopped_early)

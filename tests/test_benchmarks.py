@@ -172,19 +172,19 @@ def test_bench_presolve_quick(tmp_path) -> None:
 
 
 def test_bench_highs_options_quick(tmp_path, monkeypatch) -> None:
-    import fairshare.methods.fast as fast
+    import fairshare.methods.relax as relax
     import fairshare.methods.warm as warm
     import fairshare.sim.ledger as ledger
     import fairshare.solvers.highs as highs
 
     mod = load("bench_highs_options")
-    before = (fast.solve_priced, highs.IncrementalLP.__init__, ledger._Ledger.problem)
+    before = (relax.solve_priced, highs.IncrementalLP.__init__, ledger._Ledger.problem)
     assert mod.main(["--quick", "--repeats", "1", "--out", str(tmp_path)]) == 0
     assert "No round of rounds 100-120 was solved by pricing" in (tmp_path / "bench_highs_options_quick.md").read_text()
     monkeypatch.setattr(warm, "PRICING_MIN_COLUMNS", 0)  # price every round, so that these small rounds are kept
     assert mod.main(["--quick", "--repeats", "1", "--out", str(tmp_path)]) == 0
     # the capture, the round counter and the options removed again
-    assert (fast.solve_priced, highs.IncrementalLP.__init__, ledger._Ledger.problem) == before
+    assert (relax.solve_priced, highs.IncrementalLP.__init__, ledger._Ledger.problem) == before
     text = (tmp_path / "bench_highs_options_quick.md").read_text()
     kept = int(text.split(" rounds solved by pricing")[0].split(": ")[-1])
     assert kept == 21  # every round of 100-120 (each has jobs, and every round is priced here)
