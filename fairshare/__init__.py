@@ -1,7 +1,8 @@
 """fairshare: efficient, spatiotemporally fair allocation of heterogeneous GPU clusters to training jobs.
 
 The top level is the round engine. Simulation (traces, the simulator, metrics, sweeps, plots) is in
-:mod:`fairshare.sim`; the policies (fairshare and its peers) are in :mod:`fairshare.policies`.
+:mod:`fairshare.sim`; the policies (fairshare and its peers) are in :mod:`fairshare.policies`; Kubernetes in
+and out (a ``kubectl`` snapshot planned, ``Binding`` and ``Eviction`` objects written) is :mod:`fairshare.kube`.
 
 API index
 ---------

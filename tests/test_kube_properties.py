@@ -9,12 +9,13 @@ exactly once (bound, evicted, staying, waiting or held); gangs bound and kept al
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fairshare.kube import plan_snapshot
+from fairshare.kube import plan_snapshot, plan_violations
 from tests._kube import node, pod, snapshot
 
 WHOLE_MODELS = ("ResNet-50 (batch size 64)", "Transformer (batch size 64)", "LM (batch size 20)")
@@ -138,3 +139,21 @@ def test_plan_invariants(doc: dict[str, Any], restart: float) -> None:
         if any(k in set(bound) for k in pending):
             assert not set(run) & set(evicted)
     assert len(plan.to_list()["items"]) == len(bound) + len(evicted)
+    assert plan_violations(doc, plan) == []
+
+
+def test_violations_are_found() -> None:
+    """The library's validator reports each broken promise of a tampered plan."""
+    doc = snapshot(node("a", gpus=2), pod("r", 2, node="a"), pod("g0", labels={"fairshare.io/gang": "g"}),
+                   pod("g1", labels={"fairshare.io/gang": "g"}), pod("w", 2))
+    plan = plan_snapshot(doc, restart_seconds=0)
+    assert plan_violations(doc, plan) == []
+    bad = replace(plan, bindings=(("ml/g0", "a"), ("ml/r", "a")), evictions=(), stays=("ml/r",),
+                  waiting=(("ml/g1", "x"), ("ml/w", "x")))
+    assert plan_violations(doc, bad) == [
+        "pod ml/r appears 2 times in the plan", "running pod ml/r is bound",
+        "node a over-committed: 3 nvidia.com/gpu more than allocatable",
+        "job ml/gang/g: some pending pods bound, others not"]
+    gone = replace(plan, bindings=(), evictions=(("ml/g0", "x"),), stays=(), waiting=(), held=())
+    assert "pending pod ml/g0 is evicted" in plan_violations(doc, gone)
+    assert "pod ml/w is not accounted for" in plan_violations(doc, gone)

@@ -11,7 +11,8 @@ describes the labels, annotations and rules.
 Modules: :mod:`~fairshare.kube.products` (GPU product names -> catalog types, MIG shares),
 :mod:`~fairshare.kube.snapshot` (reading and checking the snapshot), :mod:`~fairshare.kube.round` (pods into
 jobs, the round document), :mod:`~fairshare.kube.plan` (solving and deciding per pod),
-:mod:`~fairshare.kube.objects` (the objects written).
+:mod:`~fairshare.kube.objects` (the objects written), :mod:`~fairshare.kube.validate` (the plan's invariants,
+:func:`plan_violations`).
 """
 
 from fairshare.kube.objects import binding_object, eviction_object, list_object
@@ -19,6 +20,7 @@ from fairshare.kube.plan import KubePlan, plan_snapshot
 from fairshare.kube.products import PRODUCTS
 from fairshare.kube.round import ANNOTATIONS, KubeRound, build_round
 from fairshare.kube.snapshot import Snapshot, read_snapshot
+from fairshare.kube.validate import plan_violations
 
 __all__ = ["ANNOTATIONS", "PRODUCTS", "KubePlan", "KubeRound", "Snapshot", "binding_object", "build_round",
-           "eviction_object", "list_object", "plan_snapshot", "read_snapshot"]
+           "eviction_object", "list_object", "plan_snapshot", "plan_violations", "read_snapshot"]
