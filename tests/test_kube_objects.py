@@ -106,3 +106,45 @@ def test_library_does_not_import_the_client() -> None:
     from tests._kube import CLUSTER
     out = subprocess.run([sys.executable, "-c", code, str(CLUSTER)], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_plan_applies_with_the_client() -> None:
+    """The snippet of docs/kubernetes.md sends each object as it is to the API paths of the pod's subresources."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    seen: list[tuple[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the http.server hook
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            seen.append((self.path, json.loads(body)))
+            self.send_response(201)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        conf = client.Configuration()
+        conf.host = f"http://127.0.0.1:{server.server_port}"
+        api = client.CoreV1Api(client.ApiClient(conf))
+        plan = plan_snapshot(cluster()).to_list()
+        for item in plan["items"]:
+            meta = item["metadata"]
+            if item["kind"] == "Eviction":
+                api.create_namespaced_pod_eviction(meta["name"], meta["namespace"], item)
+        for item in plan["items"]:
+            meta = item["metadata"]
+            if item["kind"] == "Binding":
+                api.create_namespaced_pod_binding(meta["name"], meta["namespace"], item)
+    finally:
+        server.shutdown()
+        server.server_close()
+    sub = {"Eviction": "eviction", "Binding": "binding"}
+    assert seen == [(f"/api/v1/namespaces/{i['metadata']['namespace']}/pods/{i['metadata']['name']}/"
+                     f"{sub[i['kind']]}", i) for i in plan["items"]]
