@@ -170,3 +170,11 @@ def test_cli_bad_snapshot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     path.write_text(json.dumps(doc))
     assert main(["kube", "plan", str(path)]) == 2
     assert "(Pod ml/p).spec.nodeName` = 'ghost': unknown node" in capsys.readouterr().err
+
+
+def test_docs_worked_example_is_the_commands_output() -> None:
+    """docs/kubernetes.md shows the summary of the shipped snapshot's plan as the command prints it."""
+    text = (Path(__file__).parents[1] / "docs" / "kubernetes.md").read_text()
+    block = text.split("$ fairshare kube plan tests/data/kube/cluster.json -o plan.json\n", 1)[1]
+    shown = block.split("\n-> plan.json", 1)[0]
+    assert shown == plan_snapshot(cluster()).summary()
