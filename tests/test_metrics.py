@@ -42,13 +42,15 @@ def job(
     done: float | None = None,
     active: float | None = None,
     tenant: str = "",
+    first: float = NAN,
 ) -> JobRecord:
     """A job record; a finished job gets done = iterations and active = JCT unless given."""
     if done is None:
         done = iterations
     if active is None:
         active = finish - arrival
-    return JobRecord(id, "resnet18", tenant, 1, 1.0, arrival, finish, iterations, done, fair, active)
+    return JobRecord(id, "resnet18", tenant, 1, 1.0, arrival, finish, iterations, done, fair, active,
+                     first_start=first)
 
 
 def rnd(
@@ -65,11 +67,12 @@ def rnd(
 # Unfinished:
 #   D: arrived 7200, active 7200 s, 180 of 1000 it, Tfair 0.05 -> norm tp (180 / 7200) / 0.05 = 0.5
 #   E: arrived at the end (active 0 s, Tfair nan): counted as unfinished, left out of Jain.
+# Queueing delays (first start - arrival): A 0, B 360, C 1800, D 720 s; E never started (left out).
 JOBS = [
-    job("A", 0.0, 3600.0, 90.0, 0.05, tenant="t1"),
-    job("B", 1800.0, 9000.0, 720.0, 0.1, tenant="t2"),
-    job("C", 3600.0, 14400.0, 1080.0, 0.1, tenant="t2"),
-    job("D", 7200.0, NAN, 1000.0, 0.05, done=180.0, active=7200.0, tenant="t1"),
+    job("A", 0.0, 3600.0, 90.0, 0.05, tenant="t1", first=0.0),
+    job("B", 1800.0, 9000.0, 720.0, 0.1, tenant="t2", first=2160.0),
+    job("C", 3600.0, 14400.0, 1080.0, 0.1, tenant="t2", first=5400.0),
+    job("D", 7200.0, NAN, 1000.0, 0.05, done=180.0, active=7200.0, tenant="t1", first=7920.0),
     job("E", 14400.0, NAN, 1000.0, NAN, done=0.0, active=0.0, tenant="t2"),
 ]
 # Round 0 has no active job and is left out of the round metrics.
@@ -282,6 +285,9 @@ def test_run_metrics_is_frozen_and_to_dict_round_trips() -> None:
             job("tiny", 0.0, NAN, 10.0, 1.0, done=1.0, active=1e-320),
             r"`jobs\['tiny'\]\.active_seconds`.*overflows",
         ),
+        (job("early", 100.0, 150.0, 10.0, 0.1, first=50.0), r"`jobs\['early'\]\.first_start` = 50\.0: .*before"),
+        (job("after", 0.0, 50.0, 10.0, 0.1, first=60.0), r"`jobs\['after'\]\.first_start` = 60\.0: .*after finish"),
+        (job("fsi", 0.0, 50.0, 10.0, 0.1, first=math.inf), r"`jobs\['fsi'\]\.first_start` = inf: must be finite"),
     ],
 )
 def test_invalid_job_record_raises_naming_the_job(record: JobRecord, match: str) -> None:
@@ -342,6 +348,8 @@ CSV_COLUMNS = [
     "median_jct_h",
     "p95_jct_h",
     "p99_jct_h",
+    "mean_queue_h",
+    "p99_queue_h",
     "makespan_h",
     "unfair_fraction",
     "max_rho",
@@ -363,6 +371,9 @@ def test_results_table_csv() -> None:
     assert float(fs["mean_jct_h"]) == pytest.approx(2.0)
     assert float(fs["p95_jct_h"]) == pytest.approx(2.9)
     assert float(fs["p99_jct_h"]) == pytest.approx(2.98)
+    assert float(fs["mean_queue_h"]) == pytest.approx(0.2)               # (0 + 360 + 1800) / 3 s
+    assert float(fs["p99_queue_h"]) == pytest.approx((360 + 0.98 * 1440) / 3600)
+    assert float(rows[1]["mean_queue_h"]) == pytest.approx(0.2)          # D's 720 s; E never started
     assert float(fs["makespan_h"]) == pytest.approx(4.0)
     assert float(fs["unfair_fraction"]) == pytest.approx(1 / 3)
     assert float(fs["max_rho"]) == pytest.approx(2.0)
@@ -380,11 +391,12 @@ def test_results_table_markdown() -> None:
     lines = md.splitlines()
     assert len(lines) == 4
     assert lines[0].startswith(
-        "| policy | mean JCT (h) | median JCT (h) | p95 JCT (h) | p99 JCT (h) | makespan (h)"
+        "| policy | mean JCT (h) | median JCT (h) | p95 JCT (h) | p99 JCT (h) | mean queue (h) | p99 queue (h) "
+        "| makespan (h)"
     )
     assert all(line.count(" | ") == len(CSV_COLUMNS) - 1 for line in (lines[0], lines[2]))
     assert lines[2] == (
-        "| fairshare | 2.00 | 2.00 | 2.90 | 2.98 | 4.00 | 0.333 | 2.00 | 0.926 | 0.750 | 0.667 "
+        "| fairshare | 2.00 | 2.00 | 2.90 | 2.98 | 0.20 | 0.49 | 4.00 | 0.333 | 2.00 | 0.926 | 0.750 | 0.667 "
         "| 20.00 | 29.80 | 2 |"
     )
     assert lines[3].startswith("| a\\|b | nan |")

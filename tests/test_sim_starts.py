@@ -182,6 +182,22 @@ def test_property_capacity_completion_and_work(tr: Trace, starts: str, overhead:
     compute_metrics(res.jobs, res.rounds)
 
 
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tr=small_traces(), starts=st.sampled_from(["round", "idle"]), policy=st.sampled_from(["fifo", "fairshare"]))
+def test_property_first_start_is_the_first_gpu_hold(tr: Trace, starts: str, policy: str) -> None:
+    """A job's ``first_start`` (queueing delay = first_start - arrival) is when its first GPU hold began."""
+    res = simulate(tr, "V100=2,K80=2", policy, starts=starts, record_holds=True, progress=False)
+    for j in res.jobs:
+        first = min(h.start for h in res.holds if j.id in h.jobs)
+        assert j.first_start == first and j.arrival <= j.first_start <= j.finish
+        if starts == "round":
+            assert j.first_start in {r.start for r in res.rounds}          # only a round's plan starts a job
+    m = compute_metrics(res.jobs, res.rounds)
+    waits = [j.first_start - j.arrival for j in res.jobs]
+    assert m.mean_queue_delay == pytest.approx(float(np.mean(waits)))
+    assert m.p99_queue_delay == pytest.approx(float(np.percentile(waits, 99)))
+
+
 def test_idle_never_finishes_a_job_later_than_it_could_alone() -> None:
     tr = trace([("a", 30.0, 1, tput("V100") * 100.0)])
     res = simulate(tr, "V100=1,K80=1", "fairshare", starts="idle", progress=False)

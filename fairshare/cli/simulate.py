@@ -309,7 +309,8 @@ def _write_results(args: Namespace, out: Any, results: list[Any], trace: dict[st
     by_class = {f"{r.policy} / {c}": m for r in results
                 for c, m in metrics_by_duration_class(r.jobs, r.rounds, r.config.round_length).items()}
     class_cols = (COUNT_COLUMNS[0], *(c for c in METRIC_COLUMNS if c.name in (
-        "mean_jct_h", "median_jct_h", "p95_jct_h", "p99_jct_h", "unfair_fraction", "max_rho")), *COUNT_COLUMNS[1:])
+        "mean_jct_h", "median_jct_h", "p95_jct_h", "p99_jct_h", "mean_queue_h", "p99_queue_h", "unfair_fraction",
+        "max_rho")), *COUNT_COLUMNS[1:])
     label = "policy / duration class (alone on the fastest type)"
     class_md = results_table(by_class, fmt="markdown", columns=class_cols, label=label)
     write_text("--out", out / "results_by_class.md", class_md)

@@ -81,6 +81,9 @@ class RoundOutcome:
         Seconds it computed (the restart overhead excluded).
     key : int array (n, 2)
         (GPU type, partner trace position) of its placement; -1 for "not placed" or "alone".
+    begin : array (n,)
+        When it was given its GPUs in the round (the round's start, or a start between boundaries; before the
+        restart overhead), s; ``nan`` if not placed.
     life : array (n,)
         Seconds it was in the system during the round (up to its finish).
     fair_throughput : array (n,)
@@ -98,6 +101,7 @@ class RoundOutcome:
     done: np.ndarray
     run_seconds: np.ndarray
     key: np.ndarray
+    begin: np.ndarray
     life: np.ndarray
     fair_throughput: np.ndarray
     deficit: np.ndarray
@@ -154,6 +158,7 @@ def _execute_round(plan: _Plan, jobs: _JobState, cfg: SimConfig, moved: np.ndarr
     deficit = (partial_deficit(jobs.deficit, cfg.epsilon, done, fair, length, cfg.round_length)
                if cfg.carry_deficits else jobs.deficit)
     return RoundOutcome(placed=placed, finished=finished, end=end, done=done, run_seconds=used, key=key,
+                        begin=np.where(placed, jobs.start, np.nan),
                         life=np.where(finished, end - jobs.start, length), fair_throughput=fair, deficit=deficit,
                         busy_gpu_seconds=_busy_gpu_seconds(placed, partner, busy, jobs.scale),
                         restart_left=np.where(placed & ~finished, np.maximum(0.0, overhead - length), 0.0))

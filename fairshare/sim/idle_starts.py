@@ -30,7 +30,8 @@ __all__: list[str] = []
 class _LateStarts:
     """Jobs that arrived inside a round (``starts="idle"``): arrays over them, in arrival order.
 
-    ``gpu`` is the type a job started on (-1: it did not start), ``run_seconds`` the seconds it computed,
+    ``gpu`` is the type a job started on (-1: it did not start), ``at`` when it started (``nan``: it did not),
+    ``run_seconds`` the seconds it computed,
     ``done`` its iterations, ``finished``/``stop`` whether and when its work ran out, ``life`` its seconds in the
     system up to the round's end (or its finish) and ``fair_throughput`` its fair share among the jobs present
     when it arrived.
@@ -38,6 +39,7 @@ class _LateStarts:
 
     index: np.ndarray
     gpu: np.ndarray
+    at: np.ndarray
     run_seconds: np.ndarray
     done: np.ndarray
     finished: np.ndarray
@@ -253,26 +255,29 @@ def _merge(led: _Ledger, jobs: _JobState, out: RoundOutcome, cfg: SimConfig, arr
         ks = np.array([k for k, _ in mine], dtype=np.int64)
         placed, finished, end_, done = out.placed.copy(), out.finished.copy(), out.end.copy(), out.done.copy()
         run_s, key, life, deficit = out.run_seconds.copy(), out.key.copy(), out.life.copy(), out.deficit.copy()
+        begin = out.begin.copy()
         for k, s in mine:
             placed[k], finished[k], done[k], run_s[k], key[k] = True, s.finished, s.done, s.run_seconds, (s.gpu, -1)
+            begin[k] = s.at
             end_[k] = s.stop
             life[k] = s.stop - t0 if s.finished else jobs.plan_length(cfg)
         if cfg.carry_deficits:
             deficit[ks] = partial_deficit(jobs.deficit[ks], cfg.epsilon, done[ks], out.fair_throughput[ks],
                                           jobs.plan_length(cfg), cfg.round_length)
         out = replace(out, placed=placed, finished=finished, end=end_, done=done, run_seconds=run_s, key=key,
-                      life=life, deficit=deficit, busy_gpu_seconds=busy)
+                      begin=begin, life=life, deficit=deficit, busy_gpu_seconds=busy)
     elif started:  # only jobs that arrived inside the round started
         out = replace(out, busy_gpu_seconds=busy)
     n = len(arriving)
     late = _LateStarts(index=np.asarray(arriving, dtype=np.int64), gpu=np.full(n, -1, np.int64),
-                       run_seconds=np.zeros(n), done=np.zeros(n), finished=np.zeros(n, bool), stop=np.full(n, end),
-                       life=np.zeros(n), fair_throughput=np.zeros(n))
+                       at=np.full(n, np.nan), run_seconds=np.zeros(n), done=np.zeros(n), finished=np.zeros(n, bool),
+                       stop=np.full(n, end), life=np.zeros(n), fair_throughput=np.zeros(n))
     for m, i in enumerate(arriving.tolist()):
         if i in started:
             s = started[i]
             late.gpu[m], late.run_seconds[m], late.done[m], late.finished[m], late.stop[m] = \
                 s.gpu, s.run_seconds, s.done, s.finished, s.stop
+            late.at[m] = s.at
         late.life[m] = late.stop[m] - led.arrival[i]
         late.fair_throughput[m] = fair_at[i]
     return out, late

@@ -46,6 +46,7 @@ class _Ledger:
     fair_time: np.ndarray  # integral of Tfair_j over the job's active time
     active_time: np.ndarray
     prev_key: np.ndarray  # (N, 2), see _JobState
+    first_start: np.ndarray  # when the job was first given GPUs, s (nan: not yet)
     censored: np.ndarray  # marked censored in the trace
     ideal: np.ndarray  # iterations / fastest alone throughput on the cluster, s
     metadata: tuple[dict[str, str], ...]
@@ -80,7 +81,8 @@ class _Ledger:
         return cls(ids, models, tuple(trace.tenant), readonly(np.asarray(trace.arrival, dtype=np.float64)), scale,
                    work, readonly(np.asarray(trace.weight, dtype=np.float64)), readonly(tput), np.zeros(n),
                    np.full(n, np.nan), np.zeros(n), np.zeros(n), np.zeros((n, len(gpu_types))), np.zeros(n),
-                   np.zeros(n), np.full((n, 2), -2, np.int64), readonly(np.asarray(trace.censored, dtype=bool)),
+                   np.zeros(n), np.full((n, 2), -2, np.int64), np.full(n, np.nan),
+                   readonly(np.asarray(trace.censored, dtype=bool)),
                    readonly(work / np.where(fastest > 0, fastest, 1.0)), tuple(trace.metadata),
                    readonly(np.array(ids, dtype=object)), np.zeros(n))
 
@@ -161,6 +163,8 @@ class _Ledger:
         self.prev_key[act] = out.key
         self.deficit[act] = out.deficit
         self.restart_left[act] = out.restart_left
+        new = out.placed & np.isnan(self.first_start[act])
+        self.first_start[act[new]] = out.begin[new]
         gone = act[out.finished]
         self.finish[gone] = out.end[out.finished]
         return gone
@@ -186,6 +190,7 @@ class _Ledger:
             length = cfg.round_length
             self.deficit[i] = np.maximum(0.0, (1.0 - cfg.epsilon) * late.life / length
                                          - (late.done / length) / late.fair_throughput)
+        self.first_start[i[ran]] = late.at[ran]                       # they arrived in this round: never started
         gone = i[late.finished]
         self.finish[gone] = late.stop[late.finished]
         return gone
@@ -202,7 +207,7 @@ class _Ledger:
                       active_seconds=float(max(0.0, (self.finish[i] if np.isfinite(self.finish[i]) else now)
                                                - self.arrival[i])),
                       censored=bool(self.censored[i]), ideal_seconds=float(self.ideal[i]),
-                      metadata=dict(self.metadata[i]))
+                      metadata=dict(self.metadata[i]), first_start=float(self.first_start[i]))
             for i in range(len(self.ids)))
 
     def remaining_seconds(self, t: float, capacity: int) -> float:

@@ -8,6 +8,9 @@ active job:
 
 * job completion time ``JCT_j = finish_j - arrival_j`` (s), ``j in F`` minus the jobs the trace marked censored
   (their recorded work is a lower bound; ``censored`` counts them); mean, median, p95, p99;
+* queueing delay ``first_start_j - arrival_j`` (s): from arrival to the first time the job was given GPUs,
+  over the jobs that were (``first_start`` finite; censored ones included); mean and p99. Jobs never started
+  are among the unfinished ones;
 * makespan ``max_{j in F} finish_j - min_{j in J} arrival_j`` (s), ``nan`` unless every job finished;
 * finish-time fairness (Themis) ``rho_j = JCT_j / (iterations_j / Tfair_j)``, over the same jobs, where ``Tfair_j`` is
   the job's mean fair throughput over its life; the fraction of jobs with ``rho_j > 1.05`` and ``max rho``;
@@ -107,6 +110,9 @@ class RunMetrics:
         counts once per such round; ``RoundRecord.migrations``). 0 without nodes.
     split_gangs : int
         Cluster given as nodes: gang-rounds spread over more than one node (``RoundRecord.split_gangs``).
+    mean_queue_delay, p99_queue_delay : float
+        Queueing delay ``first_start - arrival`` of the jobs that were given GPUs, s (``nan`` if none, or for
+        records without ``first_start``).
     """
 
     jobs: int
@@ -133,6 +139,8 @@ class RunMetrics:
     censored: int = 0
     migrations: int = 0
     split_gangs: int = 0
+    mean_queue_delay: float = _NAN
+    p99_queue_delay: float = _NAN
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict of the fields (``nan`` stays ``nan``).
@@ -162,6 +170,7 @@ class _Jobs:
     active: np.ndarray
     censored: np.ndarray
     ideal: np.ndarray
+    first_start: np.ndarray
 
     @property
     def finished(self) -> np.ndarray:
@@ -185,6 +194,7 @@ class _Jobs:
             self.active[idx],
             self.censored[idx],
             self.ideal[idx],
+            self.first_start[idx],
         )
 
 
@@ -232,10 +242,15 @@ def _job_arrays(jobs: Sequence[JobRecord]) -> _Jobs:
         check(~np.isfinite(rho), "finish", finish, "rho = JCT * fair_throughput / iterations overflows")
     censored = np.array([bool(getattr(j, "censored", False)) for j in jobs], dtype=bool)
     ideal = np.array([float(getattr(j, "ideal_seconds", _NAN)) for j in jobs], dtype=np.float64)
-    for a in (arrival, finish, iterations, done, fair, active, censored, ideal):
+    first = np.array([float(getattr(j, "first_start", _NAN)) for j in jobs], dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        check(np.isinf(first), "first_start", first, "must be finite, or nan for a job never given GPUs")
+        check(first < arrival, "first_start", first, "first start is before arrival (negative queueing delay)")
+        check(first > finish, "first_start", first, "first start is after finish")
+    for a in (arrival, finish, iterations, done, fair, active, censored, ideal, first):
         a.setflags(write=False)
     return _Jobs(ids, tuple(j.tenant for j in jobs), arrival, finish, iterations, done, fair, active, censored,
-                 ideal)
+                 ideal, first)
 
 
 @dataclass(frozen=True, slots=True)
@@ -402,6 +417,8 @@ def _job_fields(a: _Jobs) -> dict[str, Any]:
     n, nf, nt = len(a.ids), int(a.finished.sum()), jct.size
     mean, median, p95, p99 = _stats(jct)
     makespan = float(a.finish.max() - a.arrival.min()) if n > 0 and nf == n else _NAN
+    started = np.isfinite(a.first_start)
+    wait_mean, _, _, wait_p99 = _stats(a.first_start[started] - a.arrival[started])
     return {
         "jobs": n,
         "finished": nf,
@@ -417,6 +434,8 @@ def _job_fields(a: _Jobs) -> dict[str, Any]:
         "jain": jain_index(ntp),
         "min_normalized_throughput": float(ntp.min()) if ntp.size else _NAN,
         "max_normalized_throughput": float(ntp.max()) if ntp.size else _NAN,
+        "mean_queue_delay": wait_mean,
+        "p99_queue_delay": wait_p99,
     }
 
 
@@ -578,6 +597,8 @@ METRIC_COLUMNS: tuple[MetricColumn, ...] = (
     MetricColumn("median_jct_h", "median JCT (h)", lambda m: m.median_jct / _H, ".2f"),
     MetricColumn("p95_jct_h", "p95 JCT (h)", lambda m: m.p95_jct / _H, ".2f"),
     MetricColumn("p99_jct_h", "p99 JCT (h)", lambda m: m.p99_jct / _H, ".2f"),
+    MetricColumn("mean_queue_h", "mean queue (h)", lambda m: m.mean_queue_delay / _H, ".2f"),
+    MetricColumn("p99_queue_h", "p99 queue (h)", lambda m: m.p99_queue_delay / _H, ".2f"),
     MetricColumn("makespan_h", "makespan (h)", lambda m: m.makespan / _H, ".2f"),
     MetricColumn("unfair_fraction", "unfair (rho>1.05)", lambda m: m.unfair_fraction, ".3f"),
     MetricColumn("max_rho", "max rho", lambda m: m.max_rho, ".2f"),
@@ -629,7 +650,7 @@ def results_table(metrics: Mapping[str, RunMetrics], fmt: Literal["markdown", "c
     Examples
     --------
     >>> print(results_table({"fifo": compute_metrics([], [])}, fmt="csv").splitlines()[1])
-    fifo,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,0
+    fifo,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,0
     """
     cols = tuple(columns)
     if fmt == "csv":

@@ -46,6 +46,9 @@ class JobRecord:
         throughput``, s (``nan`` in records written before 0.2). Defines its duration class.
     metadata : dict of str to str
         The trace's metadata of the job (default empty).
+    first_start : float
+        When the job was first given GPUs (by a round's plan or a start between rounds), s; ``nan`` if it never
+        was (or in records written before 0.2). ``first_start - arrival`` is its queueing delay.
     """
 
     id: str
@@ -62,6 +65,7 @@ class JobRecord:
     censored: bool = False
     ideal_seconds: float = float("nan")
     metadata: dict[str, str] = field(default_factory=dict)
+    first_start: float = float("nan")
 
     def to_dict(self) -> dict[str, Any]:
         """The record as a plain dict (``nan`` stays ``nan``; JSON writers turn it into ``null``)."""
