@@ -53,7 +53,7 @@ def _since(res) -> dict[str, float]:
 def test_no_window_is_the_whole_trace(modern, whole) -> None:
     res = import_trace([GENERIC], "csv", catalog=modern, columns=COLS, gpu_types=CLUSTER, window=(None, None))
     assert res.trace == whole.trace and res.skipped == whole.skipped and res.source["window"] is None
-    assert whole.summary()[1] == "arrivals: 0 to 44.3 h (a window keeps a part: --window FROM:TO)"
+    assert whole.summary()[1] == "arrivals: 0 to 44.3 h (a window keeps a part: --window FROM:TO, in hours or dates)"
     odd = import_trace([GENERIC], "csv", catalog=modern, columns=COLS, window=(1000.125 / 100, None))
     assert any(line.endswith("(submitted in the window 10.00125: h of the source)") for line in odd.summary())
 
@@ -151,7 +151,8 @@ def test_machine_list_still_gives_the_cluster(modern) -> None:
 @pytest.mark.parametrize("window, match", [
     ((5, 5), "TO must be after FROM"), ((6, 2), "TO must be after FROM"), ((-1, None), ">= 0"),
     ((None, 0), "TO must be > 0"),
-    ((float("nan"), None), "finite"), ((0, float("inf")), "finite"), (("0", 1), "numbers"), ((True, 2), "numbers"),
+    ((float("nan"), None), "finite"), ((0, float("inf")), "finite"), (("0", 1), "not an ISO 8601 date"),
+    ((True, 2), "numbers"),
     ((1,), r"\(FROM, TO\)"), ("0:1", r"\(FROM, TO\)"),
 ])
 def test_bad_window_is_refused_naming_it(modern, window, match: str) -> None:

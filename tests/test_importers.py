@@ -47,12 +47,16 @@ def test_philly_sample(modern) -> None:
     log = _jobs(DATA / "philly" / "cluster_job_log")
     t = res.trace
     never = [j for j in log if not j["attempts"]]
-    big = [j for j in log if j["attempts"] and sum(len(d["gpus"]) for d in j["attempts"][-1]["detail"]) > 8]
-    assert res.skipped == {"never started": len(never), "more GPUs than any catalog scale (max 8)": len(big)}
-    assert len(t) == len(log) - len(never) - len(big)
+    gpus = {j["jobid"]: sum(len(d["gpus"]) for d in j["attempts"][-1]["detail"]) for j in log if j["attempts"]}
+    big = [j for j in log if j["attempts"] and 8 < gpus[j["jobid"]] <= 128]      # on derived scales (scale-out)
+    huge = [j for j in log if j["attempts"] and gpus[j["jobid"]] > 128]
+    assert big and res.skipped == {"never started": len(never), **(
+        {"more GPUs than any catalog scale (max 128)": len(huge)} if huge else {})}
+    assert len(t) == len(log) - len(never) - len(huge)
+    assert int((t.scale > 8).sum()) == len(big) == res.source["derived_scales"]
     still = {j["jobid"] for j in log if j["attempts"] and j["attempts"][-1]["end_time"] is None}
-    assert {t.id[i] for i in np.flatnonzero(t.censored)} == still - {j["jobid"] for j in big}
-    assert t.arrival.min() == 0 and set(t.scale.tolist()) <= {1, 2, 4, 8}
+    assert {t.id[i] for i in np.flatnonzero(t.censored)} == still - {j["jobid"] for j in huge}
+    assert t.arrival.min() == 0 and set(t.scale.tolist()) <= {1, 2, 4, 8, 16, 32, 64, 128}
     first = next(j for j in log if j["jobid"] == t.id[0])
     assert t.metadata[0]["vc"] == first["vc"] and t.tenant[0] == first["user"]
     assert res.unmapped == {"philly-12GB": 60, "philly-24GB": 20} and res.suggested_cluster == {}

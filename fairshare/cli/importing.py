@@ -9,8 +9,10 @@ The trace is written as JSON (with a ``meta`` record of the source and the optio
 
 from __future__ import annotations
 
+import re
 import sys
 from argparse import ArgumentParser, Namespace, _SubParsersAction
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from fairshare.cli._files import check_readable, write_text
@@ -36,30 +38,60 @@ def parse_type_map(values: list[str] | None) -> dict[str, str]:
     return out
 
 
-def parse_window(text: str | None) -> tuple[float | None, float | None] | None:
-    """``"3000:3168"`` -> ``(3000.0, 3168.0)``; either side may be empty (``"3000:"``, ``":48"``).
+_WINDOW_HELP = ("expected FROM:TO in hours since the first submission (3000:3168), or dates and times in ISO "
+                "8601, UTC unless an offset is given (2017-11-01:2017-11-02, 2017-11-01T08:00/2017-11-01T20:00, or "
+                "one date for that whole day: 2017-11-01); either side may be empty")
+
+
+def _bound(text: str) -> float | datetime | None:
+    """One side of ``--window``: empty, a number of hours, or an ISO 8601 date and time (naive: UTC)."""
+    if not text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    dt = datetime.fromisoformat(text)          # ValueError if it is not a date either
+    return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
+
+
+def parse_window(text: str | None) -> tuple[float | datetime | None, float | datetime | None] | None:
+    """``--window``: hours ``FROM:TO`` or dates ``FROM:TO`` / ``FROM/TO`` (ISO 8601; naive = UTC); one date = a day.
+
+    Either side may be empty. A date without a time is its midnight; ``TO`` is excluded.
 
     >>> parse_window("3000:3168")
     (3000.0, 3168.0)
     >>> parse_window(":48")
     (None, 48.0)
+    >>> [d.isoformat() for d in parse_window("2017-11-01T08:00:2017-11-01T20:30")]
+    ['2017-11-01T08:00:00+00:00', '2017-11-01T20:30:00+00:00']
+    >>> [d.isoformat() for d in parse_window("2017-11-01")]
+    ['2017-11-01T00:00:00+00:00', '2017-11-02T00:00:00+00:00']
     """
     if text is None:
         return None
-    lo, colon, hi = text.partition(":")
-    if not colon or not (lo.strip() or hi.strip()):
-        raise InvalidInputError("--window", text, "expected FROM:TO in hours since the first submission "
-                                "(e.g. 3000:3168; either side may be empty)")
-    bounds: list[float | None] = []
-    for part in (lo.strip(), hi.strip()):
-        if not part:
-            bounds.append(None)
-            continue
+    t = text.strip()
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", t):
         try:
-            bounds.append(float(part))
+            day = datetime.fromisoformat(t).replace(tzinfo=timezone.utc)
         except ValueError:
-            raise InvalidInputError("--window", text, f"{part!r} is not a number of hours") from None
-    return bounds[0], bounds[1]
+            raise InvalidInputError("--window", text, _WINDOW_HELP) from None
+        return day, day + timedelta(days=1)
+    for sep in ("/", ":"):                 # ISO 8601 intervals use '/'; dates and times hold ':' themselves
+        for i, c in enumerate(t):
+            if c != sep:
+                continue
+            try:
+                lo, hi = _bound(t[:i].strip()), _bound(t[i + 1:].strip())
+            except ValueError:
+                continue
+            if lo is None and hi is None:
+                continue
+            if isinstance(lo, float) != isinstance(hi, float) and lo is not None and hi is not None:
+                raise InvalidInputError("--window", text, "FROM and TO must both be hours or both be dates")
+            return lo, hi
+    raise InvalidInputError("--window", text, _WINDOW_HELP)
 
 
 def _import(args: Namespace) -> int:
@@ -75,14 +107,16 @@ def _import(args: Namespace) -> int:
         check_readable("FILE", f)
     csv_opts = {k: getattr(args, k) for k in ("arrival", "gpus", "duration", "end", "start", "gpu_type", "user",
                                                "id", "model", "status", "censored")}
+    tenant = args.tenant
     columns = None
     if args.format == "csv":
         for need in ("arrival", "gpus"):
             if csv_opts[need] is None:
                 raise InvalidInputError(f"--{need}", None, "required with --format csv (the column that holds it)")
         try:
-            columns = CsvColumns(**csv_opts, running=tuple(args.running or ("Running",)), time_unit=args.time_unit,
-                                 gpu_unit=args.gpu_unit)
+            columns = CsvColumns(**csv_opts, tenant=tenant, running=tuple(args.running or ("Running",)),
+                                 time_unit=args.time_unit, gpu_unit=args.gpu_unit)
+            tenant = None                                  # a column of the CSV, read by the reader
         except InvalidInputError as exc:
             raise InvalidInputError(f"--{exc.field.replace('_', '-')}", exc.value, exc.reason) from None
     else:
@@ -102,8 +136,10 @@ def _import(args: Namespace) -> int:
     try:
         res = import_trace(args.files, args.format, catalog=cat, columns=columns, fractional=args.fractional,
                            gpu_type_map=parse_type_map(args.gpu_type_map), models=models, gpu_types=targets,
-                           window=window, carry_in=args.carry_in)
+                           window=window, carry_in=args.carry_in, tenant=tenant)
     except InvalidInputError as exc:
+        if exc.field == "tenant":
+            raise InvalidInputError("--tenant", args.tenant, exc.reason) from None
         if exc.field == "carry_in":
             raise InvalidInputError("--carry-in", True, f"{exc.reason} (--window FROM:TO)") from None
         if exc.field != "window":
@@ -143,8 +179,13 @@ def add_import_command(sub: _SubParsersAction[ArgumentParser]) -> None:
                    help="name the trace's GPU kinds with catalog types (e.g. G2=A100-80GB); repeatable")
     p.add_argument("--models", default=None, metavar="M1,M2", help="models the rule may choose from (default: all)")
     p.add_argument("--window", default=None, metavar="FROM:TO",
-                   help="keep the jobs submitted FROM to TO hours after the source's first submission (either "
-                        "side may be empty); the others are counted as skipped")
+                   help="keep the jobs submitted from FROM to TO (excluded): hours after the source's first "
+                        "submission (3000:3168), or dates and times, ISO 8601, UTC unless an offset is given "
+                        "(2017-11-01:2017-11-02, 2017-11-01T08:00/2017-11-01T20:00; one date: that day); either "
+                        "side may be empty; the others are counted as skipped")
+    p.add_argument("--tenant", default=None, metavar="FIELD",
+                   help="the source field that becomes each job's tenant (default: the user): with --format csv a "
+                        "column (e.g. a virtual cluster or team); philly: vc or user")
     p.add_argument("--carry-in", action="store_true",
                    help="with --window FROM:...: also keep the jobs submitted before FROM that were not done at FROM "
                         "(waiting or running), arriving at FROM (time 0) with the run time they had left")

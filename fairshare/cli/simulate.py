@@ -167,6 +167,7 @@ def _run(args: Namespace, policies: list[str]) -> int:
     if os.path.exists(args.out) and not os.path.isdir(args.out):  # fail before a long run, not after it
         raise InvalidInputError("--out", args.out, "not a folder")
     gpus = _cluster(cluster, "--nodes" if args.nodes is not None else "--cluster")  # before starting processes
+    _add_scale_out_if_needed(args, trace)
     cat = load_cli_catalog(args)
     for g in gpus:
         if g not in cat.gpu_types:
@@ -252,6 +253,28 @@ def _end_run_folder(out: Any) -> None:
         (out / INCOMPLETE).unlink(missing_ok=True)
     except OSError as exc:
         raise cannot("--out", out / INCOMPLETE, "remove", exc) from exc
+
+
+def _add_scale_out_if_needed(args: Namespace, trace: dict[str, Any]) -> None:
+    """Add ``--catalog scale-out`` when the trace has gangs larger than the catalog's scales, saying so.
+
+    An imported trace keeps jobs of 16 to 128 GPUs on the derived scales of rule ``scale-out-v1``; its replay
+    needs the same figures. Nothing changes for a trace whose gangs the catalog covers.
+    """
+    from fairshare.sim.catalog.scaleout import SCALES
+    from fairshare.sim.traces import read_trace
+
+    names = catalog_names(args)
+    if "path" not in trace or "scale-out" in names:
+        return
+    biggest = float(max(read_trace(trace["path"]).scale.tolist(), default=0))
+    have = load_cli_catalog(args).scales
+    if biggest <= max(have) or biggest > max(SCALES):
+        return
+    args.catalog = [*names, "scale-out"]
+    print(f"fairshare: note: the trace has gangs of up to {biggest:g} GPUs and the catalog {' + '.join(names)} "
+          f"stops at {max(have)}: added --catalog scale-out (derived scaling, rule scale-out-v1, docs/catalog.md)",
+          file=sys.stderr)
 
 
 def _modern_types() -> tuple[str, ...]:

@@ -243,7 +243,8 @@ def _why_nowhere(cat: Catalog, model: str, scale: int, gpus: dict[str, int], row
     if not (row > 0).any():
         where = f"it has data on {', '.join(have)}" if have else "it has data on no GPU type at that scale"
         return (f"no throughput data for model {model!r} at scale {scale} on the cluster's GPU types {list(gpus)} "
-                f"({where})")
+                f"({where}); an imported trace's models are chosen for its import's target types: import again "
+                f"with --cluster set to this cluster (import_trace(gpu_types=...))")
     small = [g for g, t in zip(gpus, row, strict=True) if t > 0]
     return (f"gang larger than the GPU types with data for model {model!r} at scale {scale}: "
             + ", ".join(f"{g} has {gpus[g]}" for g in small))

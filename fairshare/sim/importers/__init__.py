@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from fairshare.errors import InvalidInputError
 from fairshare.sim.catalog import Catalog, load_catalog
+from fairshare.sim.catalog.scaleout import derive_scale_out
 from fairshare.sim.importers import generic, openb2023, pai2020, philly
 from fairshare.sim.importers.base import (
     GPU_ALIASES,
@@ -24,6 +25,7 @@ from fairshare.sim.importers.base import (
     TIME_UNITS,
     CsvColumns,
     ImportResult,
+    WindowBound,
     _check_window,
     _Raw,
     _read_bytes,
@@ -49,12 +51,15 @@ without their header line, optionally ``pai_machine_spec``); ``openb2023``: Alib
 FORMATS = tuple(READERS)
 """Source formats :func:`import_trace` reads."""
 
+UNDATED_FORMATS = ("pai2020", "openb2023")
+"""Formats whose times are seconds from the trace's start, not dates: their windows are in hours."""
+
 
 def import_trace(paths: Sequence[str | os.PathLike[str]], fmt: str, *, catalog: Catalog | None = None,
                  columns: CsvColumns | None = None, fractional: str = "share",
                  gpu_type_map: Mapping[str, str] | None = None, models: Sequence[str] | None = None,
-                 gpu_types: Sequence[str] | None = None,
-                 window: Sequence[float | None] | None = None, carry_in: bool = False) -> ImportResult:
+                 gpu_types: Sequence[str] | None = None, window: Sequence[WindowBound] | None = None,
+                 carry_in: bool = False, tenant: str | None = None) -> ImportResult:
     """Import a real cluster trace by the rule of ``docs/traces.md`` ("Importing a real trace").
 
     Parameters
@@ -79,15 +84,23 @@ def import_trace(paths: Sequence[str | os.PathLike[str]], fmt: str, *, catalog: 
         Models the rule may choose from (default: every catalog model).
     gpu_types : sequence of str, optional
         Target GPU types: the cluster the trace will replay on (default: the suggested cluster's types when
-        the trace names its GPU types, else every catalog type).
-    window : (float or None, float or None), optional
-        Keep only the jobs submitted from ``FROM`` (inclusive) to ``TO`` (exclusive) hours after the source's
-        first submission; ``None`` leaves that side open. The others are counted in ``skipped``.
+        the trace names its GPU types; when it names none, the catalog's types with data for at least half of
+        its workloads, :func:`~fairshare.sim.importers.rule.common_gpu_types`; else every catalog type).
+    window : (FROM, TO), optional
+        Keep only the jobs submitted from ``FROM`` (inclusive) to ``TO`` (exclusive); ``None`` leaves that side
+        open. Both bounds are hours after the source's first submission, or both are dates and times
+        (``datetime`` or ISO 8601 strings such as ``"2017-11-01"`` or ``"2017-11-01T08:00"``; without an
+        offset, UTC), for sources whose times are dates (``philly``, and ``csv`` with dates or Unix times). The
+        others are counted in ``skipped``.
     carry_in : bool
         With a window that has a start: also keep the jobs submitted before it that were not done at its start,
         waiting or running (their first start plus their run time is after it). Each arrives at the window's
         start with the run time it had left (``metadata["carried_in"]``), and arrivals are counted from the
         window's start.
+    tenant : str, optional
+        The source field that becomes each job's tenant: ``"user"`` (default), or a field the format keeps
+        in the metadata, such as Philly's ``"vc"`` (its virtual cluster) or, in a CSV, an unmapped column
+        (``CsvColumns.tenant`` maps one too).
 
     Returns
     -------
@@ -104,7 +117,10 @@ def import_trace(paths: Sequence[str | os.PathLike[str]], fmt: str, *, catalog: 
     if fractional not in ("share", "whole", "drop"):
         raise InvalidInputError("fractional", fractional, "must be 'share', 'whole' or 'drop'")
     span = _check_window(window)
-    if carry_in and (span is None or span[0] is None):
+    if span is not None and span.dates and fmt in UNDATED_FORMATS:
+        raise InvalidInputError("window", list(window or ()), f"the {fmt} format gives times as seconds from the "
+                                "trace's start (its dates are not published): give the window in hours")
+    if carry_in and (span is None or span.lo is None):
         raise InvalidInputError("carry_in", carry_in, "needs a window with a start (FROM): jobs are carried into it")
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -120,4 +136,7 @@ def import_trace(paths: Sequence[str | os.PathLike[str]], fmt: str, *, catalog: 
                                     f"not a GPU type of the catalog ({', '.join(cat.gpu_types)})")
     files = [(str(p), _read_bytes(p, "trace file")) for p in paths]
     raw = READERS[fmt](files, columns)
-    return apply_rule(raw, cat, fmt, files, columns, fractional, user_map, models, gpu_types, span, carry_in)
+    if raw.gpus and max(raw.gpus) > max(cat.scales) and not any(s.name == "derived:scale-out-v1" for s in cat.sources):
+        cat = derive_scale_out(cat)       # gangs beyond the catalog's scales: derived, labelled (docs/catalog.md)
+    return apply_rule(raw, cat, fmt, files, columns, fractional, user_map, models, gpu_types, span, carry_in,
+                      tenant)

@@ -55,8 +55,10 @@ class CsvColumns:
     start : str, optional
         Start time (as ``arrival``); a row whose start is empty never started and is left out.
     gpu_type, user, id, model, status : str, optional
-        GPU type it ran on; user (the tenant); job id (default: the data row number); model or class name;
-        status.
+        GPU type it ran on; user (the tenant unless ``tenant`` is given); job id (default: the data row
+        number); model or class name; status.
+    tenant : str, optional
+        The tenant, e.g. a virtual cluster or team column (default: ``user``).
     running : tuple of str
         Values of ``status`` that mean "still running at the end of the trace" (censored).
     censored : str, optional
@@ -74,6 +76,7 @@ class CsvColumns:
     start: str | None = None
     gpu_type: str | None = None
     user: str | None = None
+    tenant: str | None = None
     id: str | None = None
     model: str | None = None
     status: str | None = None
@@ -108,6 +111,7 @@ class _Raw:
     gpu_type: list[str] = field(default_factory=list)       # source name, "" unknown
     user: list[str] = field(default_factory=list)
     model_key: list[str] = field(default_factory=list)      # source model/class name, "" none
+    tenant: list[str | None] = field(default_factory=list)  # a CSV's tenant column, None: not mapped
     meta: list[dict[str, str]] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)   # left out where no submit time is known
     skipped_at: list[tuple[str, float]] = field(default_factory=list)  # (reason, submit time) of the others
@@ -159,7 +163,7 @@ class _Raw:
         return keep, carried, lo, +out
 
     def add(self, jid: str, submit: float, run: float, censored: bool, gpus: float, gpu_type: str, user: str,
-            model_key: str, meta: dict[str, str], start: float | None = None) -> None:
+            model_key: str, meta: dict[str, str], start: float | None = None, tenant: str | None = None) -> None:
         self.id.append(jid)
         self.submit.append(submit)
         self.start.append(submit if start is None else start)
@@ -169,6 +173,7 @@ class _Raw:
         self.gpu_type.append(gpu_type)
         self.user.append(user)
         self.model_key.append(model_key)
+        self.tenant.append(tenant)
         self.meta.append({k: v for k, v in meta.items() if v not in ("", None)})
 
 
@@ -217,12 +222,34 @@ class ImportResult:
         window = self.source.get("window")
         span = float(t.arrival.max()) / 3600.0
         where = (f"submitted in the window {_hours(window[0])}:{_hours(window[1])} h of the source"
-                 if window else "a window keeps a part: --window FROM:TO")
+                 if window else "a window keeps a part: --window FROM:TO, in hours or dates")
+        if window and self.source.get("window_utc"):
+            lo, hi = ("" if b is None else f"{b:,.2f}" for b in window)
+            where = f"submitted in the window {self.source['window_utc']}: {lo}:{hi} h of the source"
+
         if self.source.get("carry_in"):
             where += f"; {self.source['carried_in']} carried in, not done at its start"
         lines.append(f"arrivals: 0 to {span:,.1f} h ({where})")
+        targets = list(self.source.get("target_gpu_types") or [])
         if self.suggested_cluster:
             lines.append(f"suggested: --cluster {self.cluster_spec}")
+        elif not self.source.get("gpu_types_known", True):
+            how = ("the types of --cluster" if self.source.get("targets_from") == "cluster" else
+                   "the catalog's common types; give --cluster to import for your cluster's types")
+            named = "names none the catalog knows" if self.unmapped else "names none"
+            lines.append(f"GPU types: the source {named}; each job's work is its run time at its model's speed on "
+                         f"the fastest target type it has data for; targets {', '.join(targets)} ({how})")
+            peak = int(self.source.get("peak_gpus") or 0)
+            if peak and self.source.get("targets_from") != "cluster" and targets:
+                each = max(1, -(-peak // len(targets)))
+                whence = ("the GPUs of its machine list" if self.unmapped else "the most in use at once in the source")
+                lines.append(f"suggested: a cluster of about {peak} GPUs ({whence}; types unknown), e.g. --cluster "
+                             f"{','.join(f'{g}={each}' for g in targets)}")
+        derived = int(self.source.get("derived_scales") or 0)
+        if derived:
+            above = self.source.get("derived_above", 8)
+            lines.append(f"{derived} job{'s' if derived != 1 else ''} of more than {above} GPUs on derived scales "
+                         "(rule scale-out-v1, labelled derived; docs/catalog.md): replays add --catalog scale-out")
         if self.unmapped:
             kinds = ", ".join(f"{k} ({n} GPUs)" for k, n in self.unmapped.items())
             lines.append(f"GPU types without a catalog name: {kinds}; name them with --gpu-type-map KIND=TYPE "
@@ -234,27 +261,90 @@ def _hours(value: float | None) -> str:
     return "" if value is None else f"{value:.12g}"
 
 
-def _check_window(window: Sequence[float | None] | None) -> tuple[float | None, float | None] | None:
+WindowBound = float | datetime | str | None
+"""A bound of an import window: hours after the source's first submission, or a date and time (a ``datetime``
+or an ISO 8601 string; without an offset, UTC)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """A checked import window: bounds in hours after the source's first submission, or dates.
+
+    With ``dates``, the bounds are seconds since 1970-01-01 UTC; :meth:`hours` turns them into hours after the
+    source's first submission (the source's times are then read as seconds since 1970-01-01 UTC).
+    """
+
+    lo: float | None
+    hi: float | None
+    dates: bool = False
+
+    def hours(self, origin: float) -> tuple[float | None, float | None]:
+        """The bounds in hours after ``origin`` (the source's first submission, s); a date before it is 0."""
+        if not self.dates:
+            return self.lo, self.hi
+        lo, hi = (None if b is None else max(0.0, (b - origin) / 3600.0) for b in (self.lo, self.hi))
+        return lo, hi
+
+    def text(self) -> str:
+        """The dates for a person (``2017-11-01 00:00 to 2017-11-02 00:00 UTC``); ``""`` for hours."""
+        if not self.dates:
+            return ""
+        lo, hi = ("" if b is None else _utc(b) for b in (self.lo, self.hi))
+        return f"{lo or 'the start'} to {hi or 'the end'} UTC"
+
+
+def _utc(seconds: float) -> str:
+    """``seconds`` since 1970-01-01 UTC as ``YYYY-MM-DD HH:MM`` (with ``:SS`` when not on the minute)."""
+    dt = datetime.fromtimestamp(seconds, tz=timezone.utc)
+    return dt.strftime("%Y-%m-%d %H:%M:%S" if dt.second or dt.microsecond else "%Y-%m-%d %H:%M")
+
+
+def parse_date(value: str | datetime) -> float:
+    """An ISO 8601 date, or date and time, as seconds since 1970-01-01 UTC (naive: UTC).
+
+    >>> parse_date("2017-11-01"), parse_date("2017-11-01T08:00+08:00")
+    (1509494400.0, 1509494400.0)
+    """
+    dt = value if isinstance(value, datetime) else datetime.fromisoformat(value.strip())
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+def _check_window(window: Sequence[WindowBound] | None) -> _Window | None:
     if window is None:
         return None
     if isinstance(window, (str, bytes)) or len(window) != 2:
-        raise InvalidInputError("window", window, "expected (FROM, TO) in hours, either may be None")
+        raise InvalidInputError("window", window, "expected (FROM, TO): hours or dates, either may be None")
     bounds: list[float | None] = []
+    kinds: set[bool] = set()
     for value in window:
         if value is None:
             bounds.append(None)
             continue
+        if isinstance(value, (str, datetime)):
+            try:
+                bounds.append(parse_date(value))
+            except ValueError:
+                raise InvalidInputError("window", list(window), f"{value!r} is not an ISO 8601 date and time "
+                                        "(e.g. 2017-11-01 or 2017-11-01T08:00)") from None
+            kinds.add(True)
+            continue
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise InvalidInputError("window", window, "bounds must be numbers of hours or None")
+            raise InvalidInputError("window", window, "bounds must be numbers of hours, dates or None")
         if not math.isfinite(value) or value < 0:
             raise InvalidInputError("window", window, "bounds must be finite and >= 0 hours")
         bounds.append(float(value))
+        kinds.add(False)
+    if len(kinds) > 1:
+        raise InvalidInputError("window", list(window), "FROM and TO must both be hours or both be dates")
     lo, hi = bounds
     if lo is not None and hi is not None and hi <= lo:
-        raise InvalidInputError("window", window, "TO must be after FROM")
-    if hi is not None and hi <= 0:
+        raise InvalidInputError("window", list(window), "TO must be after FROM")
+    dates = kinds == {True}
+    if hi is not None and hi <= 0 and not dates:
         raise InvalidInputError("window", window, "TO must be > 0 hours (the first submission is at 0)")
-    return (lo, hi) if (lo, hi) != (None, None) else None
+    return _Window(lo, hi, dates) if (lo, hi) != (None, None) else None
 
 
 def _sha(data: bytes) -> str:

@@ -34,7 +34,7 @@ def read(files: Sequence[tuple[str, bytes]], columns: CsvColumns | None = None) 
     head, body = rows[0], rows[1:]
     names = {"arrival": cols.arrival, "gpus": cols.gpus, "duration": cols.duration, "end": cols.end,
              "start": cols.start, "gpu_type": cols.gpu_type, "user": cols.user, "id": cols.id, "model": cols.model,
-             "status": cols.status, "censored": cols.censored}
+             "status": cols.status, "censored": cols.censored, "tenant": cols.tenant}
     for opt, col in names.items():
         if col is not None and col not in head:
             raise InvalidInputError(f"--{opt.replace('_', '-')}", col, f"no such column in {Path(path).name} "
@@ -78,5 +78,5 @@ def read(files: Sequence[tuple[str, bytes]], columns: CsvColumns | None = None) 
         if status:
             meta["status"] = status
         raw.add(cell("id") or str(k + 1), submit, run, censored, gpus, cell("gpu_type"), cell("user"), cell("model"),
-                meta, start=begin)
+                meta, start=begin, tenant=None if cols.tenant is None else cell("tenant"))
     return raw

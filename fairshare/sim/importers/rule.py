@@ -14,7 +14,7 @@ import numpy as np
 from fairshare.errors import InvalidInputError
 from fairshare.problem import MAX_GPUS
 from fairshare.sim.catalog import Catalog
-from fairshare.sim.importers.base import GPU_ALIASES, CsvColumns, ImportResult, _Raw, _sha
+from fairshare.sim.importers.base import GPU_ALIASES, CsvColumns, ImportResult, _Raw, _sha, _utc, _Window
 from fairshare.sim.traces import MAX_ARRIVAL, MAX_ITERATIONS, Trace
 
 __all__ = ["apply_rule", "assign_model"]
@@ -65,19 +65,24 @@ def _peak_in_use(submit: np.ndarray, run: np.ndarray, gpus: np.ndarray, kinds: l
 
 def apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]], columns: CsvColumns | None,
                fractional: str, user_map: dict[str, str], models: Sequence[str] | None,
-               gpu_types: Sequence[str] | None, window: tuple[float | None, float | None] | None,
-               carry_in: bool = False) -> ImportResult:
+               gpu_types: Sequence[str] | None, span: _Window | None,
+               carry_in: bool = False, tenant: str | None = None) -> ImportResult:
     """The rule of ``docs/traces.md`` ("Importing a real trace") on the jobs read from a source, as a trace.
 
     The steps: the window (step 2), the suggested cluster and target types (step 9), a model, scale and work
     for each kept job (steps 1, 3-6), then the trace with its metadata (steps 7 and 8) and the source record.
+    ``tenant`` names the source field that becomes the tenant (default: the user).
     """
+    when = raw.submit_times()
+    origin = float(when.min()) if when.size else 0.0
+    window = None if span is None else span.hours(origin)
     inside, carried, start, skipped = raw.in_window(window, carry_in)
     submit, run, gpus = np.array(raw.submit, float), np.array(raw.run, float), np.array(raw.gpus, float)
     todo_submit, todo_run = _carried_in(raw, carried, start, submit, run)
     mapped = [_map_type(g, cat, user_map) for g in raw.gpu_type]
     suggested, unmapped = _suggested_cluster(raw, cat, user_map, submit, run, gpus)
     pool = _Pool.of(cat, models, gpu_types, suggested)
+    tenants = _tenants(raw, tenant)
     keep: list[int] = []
     out_model: list[str] = []
     out_scale: list[float] = []
@@ -98,13 +103,13 @@ def apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]]
         out_scale.append(got[1])
         out_iter.append(got[2])
     if not keep:
-        raise _no_job_left(raw, skipped, window, files)
+        raise _no_job_left(raw, skipped, window, files, span)
     k = np.array(keep)
     arrival = todo_submit[k] - (start if carry_in and start is not None else todo_submit[k].min())
     if arrival.max() > MAX_ARRIVAL:
         raise InvalidInputError("trace", [p for p, _ in files], f"spans more than {MAX_ARRIVAL:g} s")
     trace = Trace(id=_unique_ids([raw.id[i] for i in keep]), arrival=arrival, model=tuple(out_model),
-                  scale=np.array(out_scale), iterations=np.array(out_iter), tenant=tuple(raw.user[i] for i in keep),
+                  scale=np.array(out_scale), iterations=np.array(out_iter), tenant=tuple(tenants[i] for i in keep),
                   gpus=np.minimum(gpus[k], MAX_GPUS), censored=np.array([raw.censored[i] for i in keep], dtype=bool),
                   metadata=_metadata(raw, keep, todo_run, run, carried))
     source = {
@@ -116,12 +121,19 @@ def apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]]
         "fractional": fractional,
         "gpu_type_map": user_map,
         "window": None if window is None else list(window),
+        "window_utc": None if span is None or not span.dates else span.text(),
         "carry_in": carry_in,
         "carried_in": int(carried[k].sum()),
         "models": None if models is None else list(models),
         "columns": None if columns is None else {f: getattr(columns, f) for f in columns.__dataclass_fields__},
         "jobs": len(trace), "censored": int(trace.censored.sum()), "skipped": dict(skipped),
         "suggested_cluster": suggested, "unmapped_gpu_types": unmapped,
+        "tenant": tenant or "user",
+        "gpu_types_known": bool(suggested),
+        "targets_from": "cluster" if gpu_types is not None else ("suggested" if suggested else "default"),
+        "peak_gpus": sum(unmapped.values()) if raw.inventory else _peak_gpus(submit, run, gpus),
+        "derived_scales": int(sum(1 for s in out_scale if s > _measured_max(cat))),
+        "derived_above": _measured_max(cat),
     }
     return ImportResult(trace, dict(skipped), suggested, unmapped, source)
 
@@ -180,13 +192,17 @@ class _Pool:
     @classmethod
     def of(cls, cat: Catalog, models: Sequence[str] | None, gpu_types: Sequence[str] | None,
            suggested: dict[str, int]) -> _Pool:
-        """The pool of ``models`` (default every catalog model) on ``gpu_types`` (default the suggested ones)."""
+        """The pool of ``models`` (default every catalog model) on ``gpu_types``.
+
+        Default target types: the suggested cluster's; when the source names no GPU type of the catalog, the
+        catalog's common types (:func:`common_gpu_types`).
+        """
         if gpu_types is not None:
             targets = tuple(gpu_types)
             for g in targets:
                 cat.gpu_index(g)
         else:
-            targets = tuple(suggested) or cat.gpu_types
+            targets = tuple(suggested) or common_gpu_types(cat)
         if models is not None:
             for name in models:
                 cat.model_index(name)
@@ -233,6 +249,53 @@ class _Pool:
                                                                      max(1.0, float(np.rint(run * rate))))
 
 
+def common_gpu_types(cat: Catalog) -> tuple[str, ...]:
+    """The catalog's GPU types that have data for at least half of its workloads (at some scale).
+
+    The target types of an import whose source names no GPU type and that is given no cluster: the default
+    catalog's K80, P100 and V100, not the H200, on which only the six H200 workloads have data.
+
+    >>> from fairshare.sim.catalog import load_catalog
+    >>> common_gpu_types(load_catalog())
+    ('K80', 'P100', 'V100')
+    """
+    have = (cat.alone > 0).any(axis=1).sum(axis=0)
+    common = tuple(g for g, n in zip(cat.gpu_types, have.tolist(), strict=True) if 2 * n >= len(cat.models))
+    return common or cat.gpu_types
+
+
+def _measured_max(cat: Catalog) -> int:
+    """The largest scale with a figure not made by the scale-out rule (8 in the shipped catalogs)."""
+    ours = [k for k, s in enumerate(cat.sources) if s.name == "derived:scale-out-v1"]
+    keep = ~np.isin(cat.alone_source, ours) & (cat.alone > 0)
+    scales = [s for si, s in enumerate(cat.scales) if keep[:, si, :].any()]
+    return max(scales, default=max(cat.scales))
+
+
+def _peak_gpus(submit: np.ndarray, run: np.ndarray, gpus: np.ndarray) -> int:
+    """Peak number of GPUs in use at once over the whole source (jobs that ran, any GPU type)."""
+    ran = np.isfinite(run) & (run >= 0)
+    if not ran.any():
+        return 0
+    return _peak_in_use(submit[ran], run[ran], gpus[ran], [""] * int(ran.sum()))[""]
+
+
+def _tenants(raw: _Raw, field: str | None) -> list[str]:
+    """Each job's tenant (step 8).
+
+    The CSV's ``tenant`` column where one was mapped; else the source field ``field`` (a field the reader kept
+    in the metadata, such as Philly's ``vc``, or ``"user"``); else the user.
+    """
+    if field is None:
+        return [u if t is None else t for t, u in zip(raw.tenant, raw.user, strict=True)]
+    if field == "user":
+        return list(raw.user)
+    if not any(field in m for m in raw.meta):
+        known = sorted({"user", *(k for m in raw.meta for k in m)})
+        raise InvalidInputError("tenant", field, f"no such field in the source (fields: {', '.join(known)})")
+    return [m.get(field, "") for m in raw.meta]
+
+
 def _unique_ids(ids: list[str]) -> tuple[str, ...]:
     """The kept jobs' ids, a repeated one suffixed ``#2``, ``#3``, ..."""
     seen: dict[str, int] = {}
@@ -266,12 +329,17 @@ def _metadata(raw: _Raw, keep: list[int], todo_run: np.ndarray, run: np.ndarray,
 
 
 def _no_job_left(raw: _Raw, skipped: Counter[str], window: tuple[float | None, float | None] | None,
-                 files: list[tuple[str, bytes]]) -> InvalidInputError:
+                 files: list[tuple[str, bytes]], dates: _Window | None = None) -> InvalidInputError:
     """The error when the rule keeps no job, with the reasons (and the source's span, with a window)."""
     reasons = "; ".join(f"{v} {k}" for k, v in skipped.items()) or "the source has no job"
     if window is not None:
         when = raw.submit_times()
         span = (when.max() - when.min()) / 3600.0 if when.size else 0.0
+        if dates is not None and dates.dates and when.size:
+            return InvalidInputError("window", dates.text(), f"no job left to import ({reasons}); the source's "
+                                     f"jobs were submitted from {_utc(float(when.min()))} to "
+                                     f"{_utc(float(when.max()))} UTC (its times read as seconds since "
+                                     "1970-01-01 UTC)")
         return InvalidInputError("window", list(window), f"no job left to import ({reasons}); the source's "
                                  f"jobs were submitted from 0 to {span:,.1f} h")
     return InvalidInputError("trace", [p for p, _ in files], f"no job left to import ({reasons})")
