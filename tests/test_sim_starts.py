@@ -183,7 +183,8 @@ def test_property_capacity_completion_and_work(tr: Trace, starts: str, overhead:
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(tr=small_traces(), starts=st.sampled_from(["round", "idle"]), policy=st.sampled_from(["fifo", "fairshare"]))
+@given(tr=small_traces(), starts=st.sampled_from(["round", "idle", "events"]),
+       policy=st.sampled_from(["fifo", "fairshare"]))
 def test_property_first_start_is_the_first_gpu_hold(tr: Trace, starts: str, policy: str) -> None:
     """A job's ``first_start`` (queueing delay = first_start - arrival) is when its first GPU hold began."""
     res = simulate(tr, "V100=2,K80=2", policy, starts=starts, record_holds=True, progress=False)
