@@ -175,3 +175,22 @@ def test_tenant_from_a_csv_column_or_a_built_in_field(tmp_path: Path, capsys: py
     assert "`--tenant` = 'team': no such column" in capsys.readouterr().err
     assert main(["trace", "import", *map(str, PHILLY), "--format", "philly", "--tenant", "vc", "-o", str(out)]) == 0
     assert {j["tenant"] for j in json.loads(out.read_text())["jobs"]} == {m["vc"] for m in ph.trace.metadata}
+
+
+# --------------------------------------------------------------------------- arrivals given as gaps (--arrival-gaps)
+def test_arrival_gaps_are_summed_into_submit_times(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gaps = [0, 120, 0, 3600, 30]
+    path = tmp_path / "gaps.csv"
+    path.write_text("job,interval,gpus,run\n" + "".join(f"j{k},{g},1,600\n" for k, g in enumerate(gaps)))
+    cols = CsvColumns(arrival="interval", gpus="gpus", duration="run", id="job", arrival_gaps=True)
+    res = import_trace([path], "csv", columns=cols)
+    assert dict(zip(res.trace.id, res.trace.arrival.tolist(), strict=True)) == {
+        f"j{k}": float(t) for k, t in enumerate(np.cumsum(gaps))}
+    part = import_trace([path], "csv", columns=cols, window=(0.1, None))       # 360 s on: the last two
+    assert sorted(part.trace.id) == ["j3", "j4"]
+    path.write_text("job,interval,gpus,run\nj0,0,1,600\nj1,-5,1,600\n")
+    with pytest.raises(InvalidInputError, match=r"row 2\.interval.*>= 0"):
+        import_trace([path], "csv", columns=cols)
+    assert main(["trace", "import", str(OPENB[1]), "--format", "openb2023", "--arrival-gaps", "-o",
+                 str(tmp_path / "x.json")]) == 2
+    assert "--arrival-gaps" in capsys.readouterr().err

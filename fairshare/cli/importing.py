@@ -14,6 +14,7 @@ import sys
 from argparse import ArgumentParser, Namespace, _SubParsersAction
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 from fairshare.cli._files import check_readable, write_text
 from fairshare.cli.catalog import add_catalog_option, add_debug_option, load_cli_catalog
@@ -115,14 +116,14 @@ def _import(args: Namespace) -> int:
                 raise InvalidInputError(f"--{need}", None, "required with --format csv (the column that holds it)")
         try:
             columns = CsvColumns(**csv_opts, tenant=tenant, running=tuple(args.running or ("Running",)),
-                                 time_unit=args.time_unit, gpu_unit=args.gpu_unit)
+                                 time_unit=args.time_unit, gpu_unit=args.gpu_unit, arrival_gaps=args.arrival_gaps)
             tenant = None                                  # a column of the CSV, read by the reader
         except InvalidInputError as exc:
             raise InvalidInputError(f"--{exc.field.replace('_', '-')}", exc.value, exc.reason) from None
     else:
-        given = [k for k, v in csv_opts.items() if v is not None]
+        given = [k for k, v in csv_opts.items() if v is not None] + (["arrival_gaps"] if args.arrival_gaps else [])
         if given:
-            raise InvalidInputError(f"--{given[0].replace('_', '-')}", csv_opts[given[0]],
+            raise InvalidInputError(f"--{given[0].replace('_', '-')}", csv_opts.get(given[0], True),
                                     f"column options are for --format csv; the {args.format} format knows its columns")
     targets = None
     if args.cluster is not None:
@@ -149,9 +150,24 @@ def _import(args: Namespace) -> int:
     write_text("--output", out, text)
     for line in res.summary():
         print(line, file=sys.stderr)
+    if args.cluster is not None:
+        print(_load_line(res, cat, args.cluster), file=sys.stderr)
     n = len(res.trace)
     print(f"wrote {n} job{'s' if n != 1 else ''} to {out}", file=sys.stderr)
     return 0
+
+
+def _load_line(res: Any, cat: Any, cluster: str) -> str:
+    """The imported trace's load on ``--cluster`` (:func:`fairshare.sim.load.offered_load`), or why it cannot run."""
+    from fairshare.sim.catalog.scaleout import derive_scale_out
+    from fairshare.sim.load import offered_load
+
+    if res.source.get("derived_scales"):
+        cat = derive_scale_out(cat)
+    try:
+        return f"load on --cluster {cluster}: {offered_load(res.trace, cluster, cat).describe()}"
+    except InvalidInputError as exc:
+        return f"load on --cluster {cluster}: cannot replay there: {exc}"
 
 
 def add_import_command(sub: _SubParsersAction[ArgumentParser]) -> None:
@@ -191,6 +207,9 @@ def add_import_command(sub: _SubParsersAction[ArgumentParser]) -> None:
                         "(waiting or running), arriving at FROM (time 0) with the run time they had left")
     g = p.add_argument_group("--format csv: columns (names in the header) and units")
     g.add_argument("--arrival", metavar="COL", help="submit time (number in --time-unit, or ISO 8601 date, UTC)")
+    g.add_argument("--arrival-gaps", action="store_true",
+                   help="the --arrival column is the time since the previous row's submission (rows in submission "
+                        "order): submit times are its running sum")
     g.add_argument("--gpus", metavar="COL", help="GPUs asked for (in --gpu-unit)")
     g.add_argument("--duration", metavar="COL", help="run time (number in --time-unit)")
     g.add_argument("--end", metavar="COL", help="end time, instead of --duration (run time = end - start)")

@@ -67,7 +67,12 @@ INCOMPLETE_TEXT = (
     "fairshare removes this file when every file of a run has been written.\n")
 
 LONG_REPLAY_ROUNDS = 1000
-"""The overload warning is printed for runs that plan at least this many rounds while jobs arrive."""
+"""The overload warning also says the replay slows down for runs that plan at least this many rounds while jobs
+arrive."""
+
+IDLE_BUSY = 0.3
+"""Below this estimated GPU busy fraction (:func:`fairshare.sim.load.offered_load`) a replay is warned that its
+jobs rarely compete."""
 
 
 def parse_policy(text: str) -> tuple[str, dict[str, Any], str]:
@@ -304,16 +309,24 @@ def _preflight(args: Namespace, trace: dict[str, Any], cat: Any, cluster: str) -
         except InvalidInputError as exc:
             raise InvalidInputError(f"--{exc.field.replace('_', '-')}", exc.value, exc.reason) from None
     check_run(tr, cluster, cat, cfg)
-    load = offered_load(tr, cluster, cat)
-    planned = load.span_seconds / cfg.round_length  # rounds while jobs arrive, unless the run is cut shorter
+    horizon = cfg.until
     if cfg.max_rounds is not None:
-        planned = min(planned, cfg.max_rounds)
-    if cfg.until is not None:
-        planned = min(planned, cfg.until / cfg.round_length)
-    if load.overloaded and planned >= LONG_REPLAY_ROUNDS:
-        print(f"fairshare: warning: {load.describe()}. The queue grows for as long as jobs arrive, so each round "
-              "plans more jobs than the last and the replay slows down as it goes (fewer jobs per hour, a larger "
-              "cluster, --until or --max-rounds keep it short)", file=sys.stderr)
+        horizon = min(horizon or math.inf, cfg.max_rounds * cfg.round_length)
+    load = offered_load(tr, cluster, cat, until=horizon)
+    planned = load.span_seconds / cfg.round_length  # rounds while jobs arrive, unless the run is cut shorter
+    if horizon is not None:
+        planned = min(planned, horizon / cfg.round_length)
+    if load.overloaded:
+        slow = (" and the replay slows down as it goes, each round planning more jobs than the last (fewer jobs "
+                "per hour, a larger cluster, --until or --max-rounds keep it short)" if planned >= LONG_REPLAY_ROUNDS
+                else "")
+        print(f"fairshare: warning: {load.describe()}. The cluster cannot keep up: the queue grows for as long as "
+              f"jobs arrive{slow}", file=sys.stderr)
+    elif load.busy_fraction < IDLE_BUSY:
+        print(f"fairshare: warning: {load.describe()}. Jobs rarely wait for each other, so the policies will look "
+              "alike: a smaller cluster or more jobs per hour makes them compete", file=sys.stderr)
+    else:
+        print(f"fairshare: load: {load.describe()}", file=sys.stderr)
 
 
 def _write_results(args: Namespace, out: Any, results: list[Any], trace: dict[str, Any], cluster: str) -> str:

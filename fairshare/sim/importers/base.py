@@ -59,6 +59,9 @@ class CsvColumns:
         number); model or class name; status.
     tenant : str, optional
         The tenant, e.g. a virtual cluster or team column (default: ``user``).
+    arrival_gaps : bool
+        The ``arrival`` column holds each row's time since the previous row's submission (rows in submission
+        order), in ``time_unit``: the submit time is their running sum from 0.
     running : tuple of str
         Values of ``status`` that mean "still running at the end of the trace" (censored).
     censored : str, optional
@@ -77,6 +80,7 @@ class CsvColumns:
     gpu_type: str | None = None
     user: str | None = None
     tenant: str | None = None
+    arrival_gaps: bool = False
     id: str | None = None
     model: str | None = None
     status: str | None = None

@@ -42,6 +42,7 @@ def read(files: Sequence[tuple[str, bytes]], columns: CsvColumns | None = None) 
     mapped = {c for c in names.values() if c is not None}
     unit, gunit = TIME_UNITS[cols.time_unit], GPU_UNITS[cols.gpu_unit]
     raw = _Raw()
+    clock = 0.0                                         # arrival_gaps: the running sum of the gaps
     for k, r in enumerate(body):
         where = f"{Path(path).name}, line {k + 2}"
         if len(r) != len(head):
@@ -56,6 +57,11 @@ def read(files: Sequence[tuple[str, bytes]], columns: CsvColumns | None = None) 
             raw.skipped["no submit time"] += 1
             continue
         submit = _time(cell("arrival"), unit, f"row {k + 1}.{cols.arrival}")
+        if cols.arrival_gaps:
+            if submit < 0:
+                raise InvalidInputError(f"row {k + 1}.{cols.arrival}", cell("arrival"), "a gap must be >= 0")
+            clock += submit
+            submit = clock
         gpus = _num(cell("gpus") or "0", f"row {k + 1}.{cols.gpus}") * gunit
         if gpus <= 0:
             raw.skip("no GPU", submit)
