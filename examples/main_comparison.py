@@ -4,7 +4,10 @@ Setup
     Traces from :func:`fairshare.sim.traces.generate_trace` (Gavel's recipe: Poisson arrivals at ``load`` jobs/hour,
     Gavel's duration distribution, scales 1/2/4/8 with 70/10/15/5 %, models uniform over Gavel's 26 workloads,
     work computed on the fastest of K80/P100/V100), seeds 0, 1, 2. Round length 360 s (the simulator's
-    default), co-location candidates capped at 4 per job, no restart overhead.
+    default), co-location candidates capped at 4 per job. By default the settings of release 0.2, with which
+    the published tables were made: jobs start at round boundaries and on idle GPUs between them, no restart
+    overhead, fairshare without shortfall prices. ``--current`` runs today's defaults instead (fairshare plans
+    again at events with finish-time shortfall prices) with a restart overhead of 30 s.
 
     * Cluster ``het108`` = 36 V100 + 36 P100 + 36 K80, with the measured catalog, at every load.
     * Cluster ``het108+h200`` = the same plus 8 H200, at the highest load only, on the *same* traces, with the
@@ -56,6 +59,8 @@ from fairshare.sim.sweep import RunSpec, run_sweep
 
 if __package__:  # python -m examples.main_comparison
     from ._common import (
+        RELEASE_02_FAIRSHARE,
+        RELEASE_02_SIM,
         Column,
         aggregate,
         log,
@@ -67,6 +72,8 @@ if __package__:  # python -m examples.main_comparison
     )
 else:  # python examples/main_comparison.py
     from _common import (
+        RELEASE_02_FAIRSHARE,
+        RELEASE_02_SIM,
         Column,
         aggregate,
         log,
@@ -83,7 +90,7 @@ H200_CLUSTER = "V100=36,P100=36,K80=36,H200=8"
 #: (label, registered policy, constructor options)
 POLICIES: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("fairshare", "fairshare", {"mode": "fast"}),
-    ("fairshare-none", "fairshare", {"mode": "fast", "priority": "none"}),
+    ("fairshare-none", "fairshare", {"mode": "fast", "priority": "none", "shortfall_price": "none"}),
     ("gavel", "gavel", {}),
     ("gavel-ss", "gavel-ss", {}),
     ("las", "las", {}),
@@ -106,6 +113,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     size_arguments(ap, FULL, QUICK)
     ap.add_argument("--exact", action="store_true", help="also run fairshare mode='exact' (slow)")
     ap.add_argument("--no-h200", action="store_true", help="skip the cluster with H200s")
+    ap.add_argument("--current", action="store_true",
+                    help="today's defaults and a 30 s restart overhead instead of release 0.2's settings")
     return resolve_size(ap.parse_args(argv), FULL, QUICK)
 
 
@@ -113,14 +122,16 @@ def build_specs(args: argparse.Namespace) -> list[tuple[str, float, str, int, Ru
     """(cluster label, load, policy label, seed, spec) of every simulation."""
     policies = list(POLICIES) + ([EXACT] if args.exact else [])
     runs = []
-    base = {"round_length": args.round_length, "max_rounds": args.max_rounds}
+    base = {"round_length": args.round_length, "max_rounds": args.max_rounds,
+            **({"restart_overhead": 30.0} if args.current else RELEASE_02_SIM)}
     clusters: list[tuple[str, str, tuple[float, ...], dict[str, Any]]] = [("het108", BASE_CLUSTER, args.loads, base)]
     if not args.no_h200:
         h200 = load_catalog(derive=["gavel-on-h200"])
         clusters.append(("het108+h200", H200_CLUSTER, args.loads[-1:], {**base, "catalog": h200}))
     for cname, cluster, loads, sim in clusters:
         for load in loads:
-            for label, pol, opts in policies:
+            for label, pol, given in policies:
+                opts = given if args.current or pol != "fairshare" else {**RELEASE_02_FAIRSHARE, **given}
                 for seed in args.seeds:
                     trace = {"num_jobs": args.num_jobs, "jobs_per_hour": load, "seed": seed}
                     runs.append((cname, load, label, seed, RunSpec(pol, cluster, trace, dict(opts), dict(sim),

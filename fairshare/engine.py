@@ -71,7 +71,7 @@ STATE_KEYS = frozenset({"version", "gpus", "gpu_order", "mode", "epsilon", "fair
                         "round_seconds"})
 """The keys of a state document; any other key is an error."""
 
-DEFAULT_SHORTFALL_PRICE = "none"
+DEFAULT_SHORTFALL_PRICE = "finish-time"
 """The shortfall-price rule of an :class:`Engine` that is given none (:mod:`fairshare.shortfall_price`)."""
 
 DEFAULT_PRIORITY = "remaining"
@@ -120,9 +120,9 @@ class Engine:
         and the binding of the last committed plan is kept (in saved states too) so that placements that did
         not change keep their GPUs (:func:`fairshare.binding.bind`).
     shortfall_price : str, rule or callable
-        The shortfall-price rule (:mod:`fairshare.shortfall_price`): ``"none"`` (default, every ``f_j = 1``)
-        or ``"finish-time"`` (a round of a job's shortfall priced in units of its fair finish time; it reads
-        the jobs' ``remaining_iterations`` and ``done_iterations``).
+        The shortfall-price rule (:mod:`fairshare.shortfall_price`): ``"finish-time"`` (default: a round of a
+        job's shortfall priced in units of its fair finish time; it reads the jobs' ``remaining_iterations``
+        and ``done_iterations``, and a job without them gets 1) or ``"none"`` (every ``f_j = 1``).
     round_seconds : float
         Length of a round (default 360 s): the unit of the deficits. A plan for part of a round (an event,
         :meth:`plan` with ``round_seconds``) counts its progress and deficits in proportion.

@@ -446,7 +446,8 @@ def _common(p: ArgumentParser) -> None:
     sim = p.add_argument_group("simulation")
     sim.add_argument("--round-length", type=float, default=360.0, help="seconds per round (default 360)")
     sim.add_argument("--epsilon", type=float, default=0.0, help="fairness slack of every round (default 0)")
-    sim.add_argument("--restart-overhead", type=float, default=0.0, help="seconds lost when a placement changes")
+    sim.add_argument("--restart-overhead", type=float, default=30.0,
+                     help="seconds a job loses when its GPUs change: checkpoint and reload (default 30)")
     sim.add_argument("--max-pairs", type=int, default=4, help="co-location candidates per job (default 4)")
     sim.add_argument("--no-colocation", action="store_true", help="offer no co-location candidates")
     sim.add_argument("--mode", choices=("fast", "exact"), default=None, help="solve mode of the fairshare policy")
@@ -466,11 +467,11 @@ def _common(p: ArgumentParser) -> None:
     sim.add_argument("--until", type=float, default=None, metavar="HOURS",
                      help="horizon: start no round after this simulated time; unfinished jobs are counted apart")
     sim.add_argument("--max-rounds", type=int, default=None, metavar="N", help="stop after N rounds")
-    sim.add_argument("--starts", choices=("round", "idle", "events"), default="idle",
-                     help="when jobs start: at round boundaries and also between them on idle GPUs, at every "
-                          "arrival and finish (idle, default), only at round boundaries (round), or (events) a "
-                          "policy whose scheduler re-plans at events (fairshare) plans the rest of the round at "
-                          "every arrival and finish, the others as idle")
+    sim.add_argument("--starts", choices=("round", "idle", "events"), default="events",
+                     help="when jobs start: (events, default) a policy whose scheduler re-plans at events "
+                          "(fairshare) plans the rest of the round at every arrival and finish, the others as idle; "
+                          "(idle) at round boundaries and also between them on idle GPUs, at every arrival and "
+                          "finish; (round) only at round boundaries")
     sim.add_argument("--event-spacing", type=float, default=None, metavar="SECONDS",
                      help="--starts events: least simulated time between two plans (default 30 s)")
     outg = p.add_argument_group("output")

@@ -76,9 +76,10 @@ class FairsharePolicy(Policy):
     priority_exponent, priority_clip : optional
         Parameters of a named rule (``exponent``, ``clip``); ``None``: the rule's defaults.
     shortfall_price : str, rule or callable
-        The shortfall-price rule (:func:`fairshare.shortfall_price.price_rule`, spec section 10):
-        ``"finish-time"`` prices a round of a job's shortfall in units of its fair finish time; ``"none"``:
-        every ``f_j = 1``.
+        The shortfall-price rule (:func:`fairshare.shortfall_price.price_rule`, spec section 10). Default
+        ``"finish-time"``: a round of a job's shortfall priced in units of its fair finish time, so that a short
+        job's delay weighs as much as its finish-time fairness says (docs/results-real-fairness.md measured it
+        on two real traces and Gavel's recipe); ``"none"``: every ``f_j = 1``.
     shortfall_price_exponent, shortfall_price_clip, shortfall_price_basis : optional
         Parameters of a named price rule; ``None``: the rule's defaults.
     """
@@ -90,7 +91,7 @@ class FairsharePolicy(Policy):
     priority: Any = "remaining"
     priority_exponent: float | None = None
     priority_clip: tuple[float, float] | None = None
-    shortfall_price: Any = "none"
+    shortfall_price: Any = "finish-time"
     shortfall_price_exponent: float | None = None
     shortfall_price_clip: tuple[float, float] | None = None
     shortfall_price_basis: str | None = None

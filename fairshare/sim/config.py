@@ -10,7 +10,7 @@ from fairshare._validate import clip, is_real
 from fairshare.errors import InvalidInputError
 from fairshare.sim.traces import MAX_ARRIVAL
 
-__all__ = ["DEFAULT_EVENT_SPACING", "ROUND_LENGTH_RANGE", "ROUND_LIMIT", "STARTS", "SimConfig"]
+__all__ = ["DEFAULT_EVENT_SPACING", "MAX_RESTART_OVERHEAD", "ROUND_LENGTH_RANGE", "ROUND_LIMIT", "STARTS", "SimConfig"]
 
 
 ROUND_LENGTH_RANGE = (1e-3, 1e8)
@@ -25,6 +25,9 @@ over its fastest throughput, divided by the round length) is refused before it s
 STARTS = ("round", "idle", "events")
 """Values of :attr:`SimConfig.starts`: jobs start only at round boundaries, also on idle GPUs between them, or
 (``events``) the policy plans again at arrivals and finishes where its published scheduler does."""
+
+MAX_RESTART_OVERHEAD = 86400.0
+"""Longest restart overhead a simulation accepts (a day)."""
 
 DEFAULT_EVENT_SPACING = 30.0
 """Default :attr:`SimConfig.event_spacing`: at most one plan per 30 s of simulated time."""
@@ -47,7 +50,10 @@ class SimConfig:
     fairness_weight : float
         ``lambda`` of every round problem (> 0).
     restart_overhead : float
-        Seconds lost by a job whose placement changed from the previous round, in ``[0, round_length)``.
+        Seconds lost by a job whose placement changed from the previous plan (a checkpoint and reload), ``>= 0``
+        and at most :data:`MAX_RESTART_OVERHEAD`. A restart longer than what is left of a round goes on into
+        the next plan if the job keeps its placement. Default 0 here (a run that measures the policy alone);
+        the command line and the published comparisons use 30 s.
     max_pairs_per_job : int or None
         Cap on co-location candidates per job (None: all).
     colocation : bool
@@ -63,8 +69,8 @@ class SimConfig:
         Job ids: stop at the end of the round in which the last of them finishes, however many other jobs are
         still active (they keep ``finish = nan``). This is how a steady-state window is measured on a
         continuous trace, e.g. Gavel's mean JCT of jobs 4000-5000 while later jobs keep arriving.
-    starts : {"round", "idle"}
-        When a job may start. ``"idle"`` (default): at round boundaries, when the policy plans, and also
+    starts : {"round", "idle", "events"}
+        When a job may start (default ``"events"``, below). ``"idle"``: at round boundaries, when the policy plans, and also
         between them: at every arrival or finish inside a round, waiting jobs start on idle GPUs that fit them
         (in arrival order, each alone on its fastest idle type) and run until the next boundary, where the
         policy re-plans every job as before (see :func:`simulate`). ``"round"``: only at round boundaries, the
@@ -87,10 +93,10 @@ class SimConfig:
     >>> cfg = SimConfig(round_length=1800, epsilon=0.1)
     >>> cfg.round_length, cfg.restart_overhead, SimConfig.coerce(cfg, epsilon=0.2).epsilon
     (1800.0, 0.0, 0.2)
-    >>> SimConfig(restart_overhead=400)
+    >>> SimConfig(restart_overhead=-1)
     Traceback (most recent call last):
     ...
-    fairshare.errors.InvalidInputError: `restart_overhead` = 400: must be in [0, round_length)
+    fairshare.errors.InvalidInputError: `restart_overhead` = -1: must be a number of seconds in [0, 86400]
     """
 
     round_length: float = 360.0
@@ -103,7 +109,7 @@ class SimConfig:
     max_rounds: int | None = None
     stop_when_finished: tuple[str, ...] | None = None
     until: float | None = None
-    starts: str = "idle"
+    starts: str = "events"
     event_spacing: float = DEFAULT_EVENT_SPACING
 
     def __post_init__(self) -> None:
@@ -114,8 +120,9 @@ class SimConfig:
             raise InvalidInputError("round_length", clip(self.round_length),
                                     f"must be a positive number of seconds from {lo:g} to {hi:g}")
         set_(self, "round_length", float(self.round_length))
-        if not (is_real(self.restart_overhead) and 0 <= self.restart_overhead < self.round_length):
-            raise InvalidInputError("restart_overhead", self.restart_overhead, "must be in [0, round_length)")
+        if not (is_real(self.restart_overhead) and 0 <= self.restart_overhead <= MAX_RESTART_OVERHEAD):
+            raise InvalidInputError("restart_overhead", clip(self.restart_overhead),
+                                    f"must be a number of seconds in [0, {MAX_RESTART_OVERHEAD:.0f}]")
         set_(self, "restart_overhead", float(self.restart_overhead))
         if not (is_real(self.epsilon) and 0 <= self.epsilon < 1):
             raise InvalidInputError("epsilon", self.epsilon, "must be in [0, 1)")

@@ -171,9 +171,10 @@ def simulate(
     size = share_classes(led.scale) if led.scale.dtype.kind == "f" else led.scale.astype(np.float64)
     holds: list[GpuHold] | None = [] if record_holds else None
     # starts="events": a policy whose scheduler plans at events plans the rest of the round at each arrival and
-    # finish; the others run as with starts="idle" (the run's config still says "events")
+    # finish (between its plans, jobs start on idle GPUs as with starts="idle"); the others run as with
+    # starts="idle" (the run's config still says "events")
     reacts = cfg.starts == "events" and bool(getattr(pol, "replans_on_events", False))
-    run_cfg = replace(cfg, starts="idle") if cfg.starts == "events" and not reacts else cfg
+    run_cfg = replace(cfg, starts="idle") if cfg.starts == "events" else cfg
     between = run_cfg.starts == "idle" or holds is not None
     arrivals = led.arrival[order]                           # ascending
     round_end = t + cfg.round_length                         # with events: the end of the current round
