@@ -55,11 +55,11 @@ def test_events_never_lose_work_nor_exceed_capacity(seed, restart, spacing):
     assert not (short & ~ends_round).any()
 
 
-def test_events_with_spacing_of_a_round_are_boundary_rounds():
+def test_events_with_spacing_of_a_round_are_boundary_rounds_with_idle_starts():
     trace = _trace(3)
     a = simulate(trace, CLUSTER, "fairshare", starts="events", event_spacing=360.0, restart_overhead=30.0,
                  progress=False)
-    b = simulate(trace, CLUSTER, "fairshare", starts="round", restart_overhead=30.0, progress=False)
+    b = simulate(trace, CLUSTER, "fairshare", starts="idle", restart_overhead=30.0, progress=False)
     assert [j.finish for j in a.jobs] == [j.finish for j in b.jobs]
     assert len(a.rounds) == len(b.rounds)
 

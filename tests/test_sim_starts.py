@@ -51,10 +51,11 @@ def first_start(res: SimulationResult, job: str) -> float:
     return min(h.start for h in res.holds if job in h.jobs)
 
 
-def test_the_option_is_validated_and_idle_is_the_default() -> None:
-    assert SimConfig().starts == "idle"
+def test_the_option_is_validated_and_events_is_the_default() -> None:
+    assert SimConfig().starts == "events"
     assert SimConfig(starts="round").to_dict()["starts"] == "round"
-    assert SimConfig.from_dict(SimConfig().to_dict()).starts == "idle"
+    assert SimConfig.from_dict(SimConfig().to_dict()).starts == "events"
+    assert SimConfig.from_dict(SimConfig(starts="idle").to_dict()).starts == "idle"
     assert SimConfig.from_dict({"round_length": 360.0}).starts == "round"   # records written before the option
     with pytest.raises(InvalidInputError, match="starts"):
         SimConfig(starts="event")
