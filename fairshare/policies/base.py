@@ -189,10 +189,13 @@ class Policy(ABC):
 
     ``replans_on_events`` says whether the scheduler the policy reproduces plans again when a job arrives or
     finishes (the simulator's ``starts="events"``); the peers' published schedulers plan at round boundaries.
+    ``sees_running_jobs`` says whether it plans with the running jobs' placements and restart costs (the round
+    problem's ``running``); the peers' published policies do not, and the simulator leaves it out of their rounds.
     """
 
     name: ClassVar[str]
     replans_on_events: ClassVar[bool] = False
+    sees_running_jobs: ClassVar[bool] = False
 
     @abstractmethod
     def place(self, state: RoundState) -> Placed:

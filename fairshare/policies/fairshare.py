@@ -96,6 +96,7 @@ class FairsharePolicy(Policy):
     shortfall_price_clip: tuple[float, float] | None = None
     shortfall_price_basis: str | None = None
     replans_on_events: ClassVar[bool] = True
+    sees_running_jobs: ClassVar[bool] = True
     _rule: PriorityRule = field(init=False, repr=False, compare=False, default=NoPriority())
     _price_rule: ShortfallPriceRule = field(init=False, repr=False, compare=False, default=NoPrice())
     _warm: WarmCache = field(init=False, repr=False, compare=False, default_factory=WarmCache)

@@ -70,16 +70,17 @@ class SimConfig:
         still active (they keep ``finish = nan``). This is how a steady-state window is measured on a
         continuous trace, e.g. Gavel's mean JCT of jobs 4000-5000 while later jobs keep arriving.
     starts : {"round", "idle", "events"}
-        When a job may start (default ``"events"``, below). ``"idle"``: at round boundaries, when the policy plans, and also
-        between them: at every arrival or finish inside a round, waiting jobs start on idle GPUs that fit them
-        (in arrival order, each alone on its fastest idle type) and run until the next boundary, where the
-        policy re-plans every job as before (see :func:`simulate`). ``"round"``: only at round boundaries, the
-        only rule of 0.1 (and of Gavel's simulator, which the Gavel cross-check keeps). ``"events"``: a policy
-        that plans again at events (:attr:`~fairshare.policies.base.Policy.replans_on_events`: fairshare's)
-        plans the rest of the round at every arrival and finish, no sooner than ``event_spacing`` after its last
-        plan, with the running jobs' placements and ``restart_overhead`` in the round (a job moves only if it
-        is worth its restart); the other policies, whose published schedulers plan at round boundaries only,
-        run as with ``"idle"``.
+        When a job may start. ``"events"`` (default): a policy that plans again at events
+        (:attr:`~fairshare.policies.base.Policy.replans_on_events`: fairshare's) plans the rest of the round at
+        every arrival and finish, no sooner than ``event_spacing`` after its last plan, with the running jobs'
+        placements and ``restart_overhead`` in the round (a job moves only if it is worth its restart), and
+        between its plans waiting jobs start on idle GPUs as with ``"idle"``; the other policies, whose
+        published schedulers plan at round boundaries only, run as with ``"idle"``. ``"idle"``: at round
+        boundaries, when the policy plans, and also between them: at every arrival or finish inside a round,
+        waiting jobs start on idle GPUs that fit them (in arrival order, each alone on its fastest idle type)
+        and run until the next boundary, where the policy re-plans every job as before (see :func:`simulate`).
+        ``"round"``: only at round boundaries, the only rule of 0.1 (and of Gavel's simulator, which the Gavel
+        cross-check keeps).
     event_spacing : float
         ``starts="events"``: the least simulated time between two plans, in ``[0, round_length]`` seconds.
 

@@ -114,18 +114,18 @@ class _Ledger:
             self.deficit[i] = (1.0 - cfg.epsilon) * (t - float(self.arrival[i])) / cfg.round_length
 
     def problem(self, act: np.ndarray, gpus: dict[str, int], pairs: tuple[np.ndarray, np.ndarray, np.ndarray],
-                cfg: SimConfig, length: float) -> RoundProblem:
+                cfg: SimConfig, length: float, running_jobs: bool = True) -> RoundProblem:
         """The round problem of the active jobs ``act`` for a plan of ``length`` seconds.
 
         Deficits are stated in units of the plan (``D R / length``, spec round-problem.md section 11). With a
-        ``restart_overhead``, jobs that ran in the previous plan carry their placement and that cost
+        ``restart_overhead`` and ``running_jobs``, jobs that ran in the previous plan carry their placement and that cost
         (:class:`~fairshare.running.Running`), so that moving one must be worth its restart; a partner that left
         the round is no partner to stay with (any placement moves the job, as the executor charges it).
         """
         pj, pg, pt = pairs
         deficit = self.deficit[act] if length == cfg.round_length else self.deficit[act] * (cfg.round_length / length)
         running = None
-        if cfg.restart_overhead > 0:
+        if running_jobs and cfg.restart_overhead > 0:
             key = self.prev_key[act]
             gpu = np.where(key[:, 0] >= 0, key[:, 0], -1)
             if (gpu >= 0).any():

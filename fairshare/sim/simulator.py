@@ -174,6 +174,7 @@ def simulate(
     # finish (between its plans, jobs start on idle GPUs as with starts="idle"); the others run as with
     # starts="idle" (the run's config still says "events")
     reacts = cfg.starts == "events" and bool(getattr(pol, "replans_on_events", False))
+    sees_running = bool(getattr(pol, "sees_running_jobs", False))
     run_cfg = replace(cfg, starts="idle") if cfg.starts == "events" else cfg
     between = run_cfg.starts == "idle" or holds is not None
     arrivals = led.arrival[order]                           # ascending
@@ -196,7 +197,7 @@ def simulate(
         length = round_end - t if reacts else cfg.round_length
         jobs = led.jobs(act, t, length)
         t_pol = time.perf_counter()
-        model = build_model(led.problem(act, gpus, pairs.get(act), cfg, length))
+        model = build_model(led.problem(act, gpus, pairs.get(act), cfg, length, sees_running))
         alloc = pol.allocate(led.round_state(model, act, t, length))
         solver_s = time.perf_counter() - t_pol
         moved = None
