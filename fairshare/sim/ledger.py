@@ -118,7 +118,8 @@ class _Ledger:
         """The round problem of the active jobs ``act`` for a plan of ``length`` seconds.
 
         Deficits are stated in units of the plan (``D R / length``, spec round-problem.md section 11). With a
-        ``restart_overhead`` and ``running_jobs``, jobs that ran in the previous plan carry their placement and that cost
+        ``restart_overhead`` and ``running_jobs`` (a policy that plans with them), jobs that ran in the previous
+        plan carry their placement and that cost
         (:class:`~fairshare.running.Running`), so that moving one must be worth its restart; a partner that left
         the round is no partner to stay with (any placement moves the job, as the executor charges it).
         """
