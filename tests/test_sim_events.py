@@ -124,3 +124,24 @@ def test_a_pair_only_one_member_ran_in_is_no_pair_to_stay_in():
                     Cfg(restart_overhead=30.0), 360.0)
     assert p.running.gpu.tolist() == [-1, 0, 0]
     assert p.running.partner.tolist() == [-1, -2, -1]
+
+
+def test_only_policies_that_see_running_jobs_get_them_in_their_rounds():
+    from fairshare.policies import get_policy
+
+    class Spy:
+        name = "spy"
+
+        def __init__(self, inner, sees):
+            self.inner, self.sees_running_jobs, self.seen = inner, sees, []
+
+        def allocate(self, state):
+            self.seen.append(state.model.problem.running is not None)
+            return self.inner.allocate(state)
+
+    trace = _trace(7)
+    for sees in (True, False):
+        spy = Spy(get_policy("gavel"), sees)
+        simulate(trace, CLUSTER, spy, restart_overhead=30.0, progress=False, max_rounds=30)
+        assert any(spy.seen) is sees
+    assert get_policy("fairshare").sees_running_jobs and not get_policy("gavel").sees_running_jobs
