@@ -145,3 +145,15 @@ def test_only_policies_that_see_running_jobs_get_them_in_their_rounds():
         simulate(trace, CLUSTER, spy, restart_overhead=30.0, progress=False, max_rounds=30)
         assert any(spy.seen) is sees
     assert get_policy("fairshare").sees_running_jobs and not get_policy("gavel").sees_running_jobs
+
+
+def test_a_restart_longer_than_a_round_goes_on_into_the_next_plan():
+    from fairshare.sim.traces import Trace
+
+    trace = Trace(id=["a"], arrival=[0.0], model=["ResNet-18 (batch size 32)"], scale=[1], iterations=[1e6])
+    res = simulate(trace, {"V100": 1}, "fifo", restart_overhead=500.0, round_length=360.0, starts="round",
+                   progress=False)
+    job = res.jobs[0]
+    tau = job.iterations / job.ideal_seconds  # alone on the only GPU the whole time
+    # it lost exactly 500 s to its one restart, across the first two rounds
+    assert job.finish - job.arrival == pytest.approx(500.0 + job.iterations / tau, rel=1e-9)

@@ -161,7 +161,9 @@ def test_bad_simulation_options() -> None:
     with pytest.raises(InvalidInputError, match="round_length"):
         simulate(tr, "V100=1", "fairshare", round_length=0, progress=False)
     with pytest.raises(InvalidInputError, match="restart_overhead"):
-        simulate(tr, "V100=1", "fairshare", restart_overhead=400, progress=False)
+        simulate(tr, "V100=1", "fairshare", restart_overhead=-1.0, progress=False)
+    with pytest.raises(InvalidInputError, match="restart_overhead"):
+        simulate(tr, "V100=1", "fairshare", restart_overhead=1e9, progress=False)
     with pytest.raises(InvalidInputError, match=r"policy.*nope"):
         simulate(tr, "V100=1", "nope", progress=False)
 
