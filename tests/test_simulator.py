@@ -198,7 +198,7 @@ def test_sim_config_defaults_and_coercion() -> None:
 @pytest.mark.parametrize("kw, match", [
     ({"round_length": -1.0}, r"`round_length` = -1\.0: must be a positive number of seconds"),
     ({"round_length": float("inf")}, "round_length"),
-    ({"restart_overhead": 360.0}, r"`restart_overhead` = 360\.0: must be in \[0, round_length\)"),
+    ({"restart_overhead": -360.0}, r"`restart_overhead` = -360\.0: must be a number of seconds in \[0, 86400\]"),
     ({"epsilon": 1.0}, r"`epsilon` = 1\.0: must be in \[0, 1\)"),
     ({"fairness_weight": 0}, r"`fairness_weight` = 0: must be finite and > 0"),
     ({"max_pairs_per_job": -1}, r"`max_pairs_per_job` = -1"),
