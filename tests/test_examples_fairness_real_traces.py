@@ -3,12 +3,11 @@
 from pathlib import Path
 
 import pytest
+from _examples import load_example, table_rows
 
 from fairshare.sim import simulate
 from fairshare.sim.metrics import compute_metrics
 from fairshare.sim.traces import generate_trace, read_trace, write_trace
-
-from _examples import load_example, table_rows
 
 mod = load_example("fairness_real_traces")
 
