@@ -21,8 +21,9 @@ import numpy as np
 
 from fairshare.sim.metrics import METRIC_COLUMNS, MetricColumn, RunMetrics
 
-__all__ = ["METRICS", "Agg", "Column", "aggregate", "config_arguments", "log", "long_trace_arguments", "plot_vs_load",
-           "resolve_config", "write_dict_csv", "write_run_csv", "write_tables"]
+__all__ = ["CURRENT_SIM", "METRICS", "RELEASE_02_FAIRSHARE", "RELEASE_02_SIM", "Agg", "Column", "aggregate",
+           "config_arguments", "current_argument", "log", "long_trace_arguments", "plot_vs_load", "policy_settings",
+           "resolve_config", "sim_settings", "write_dict_csv", "write_run_csv", "write_tables"]
 
 _T0 = time.perf_counter()
 
@@ -207,12 +208,13 @@ def long_trace_arguments(ap: argparse.ArgumentParser) -> None:
     """``--jobs``, ``--jobs-per-hour``, ``--seed`` and ``--cluster`` of the long-replay scripts.
 
     Their defaults are the trace of ``fairshare trace --jobs 100000`` (Gavel's recipe, 6 jobs/h, seed 0) on
-    36 V100 + 36 P100 + 36 K80.
+    36 V100 + 36 P100 + 36 K80. Also ``--current`` (:func:`current_argument`).
     """
     ap.add_argument("--jobs", type=int, default=100_000)
     ap.add_argument("--jobs-per-hour", type=float, default=6.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cluster", default="V100=36,P100=36,K80=36")
+    current_argument(ap)
 
 
 def config_arguments(p: argparse.ArgumentParser) -> None:
@@ -225,6 +227,7 @@ def config_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster", help='e.g. "V100=36,P100=36,K80=36"')
     p.add_argument("--seeds", type=int, nargs="+", help="trace seeds")
     p.add_argument("--round-length", type=float, help="seconds per round")
+    current_argument(p)
 
 
 def resolve_config(a: argparse.Namespace, full: Mapping[str, Any],
@@ -260,3 +263,25 @@ def write_report(out: Path, name: str, lines: Sequence[str]) -> str:
 #: reproduce those tables pass them explicitly, so that their published numbers stay reproducible.
 RELEASE_02_SIM = {"starts": "idle", "restart_overhead": 0.0}
 RELEASE_02_FAIRSHARE = {"shortfall_price": "none"}
+
+#: Today's defaults as ``fairshare simulate/compare`` runs them: the simulator's and the policies' defaults with a
+#: restart overhead of 30 s (what ``--current`` of the scripts runs).
+CURRENT_SIM = {"restart_overhead": 30.0}
+
+
+def current_argument(ap: argparse.ArgumentParser) -> None:
+    """``--current``: today's defaults instead of release 0.2's settings (:data:`RELEASE_02_SIM`)."""
+    ap.add_argument("--current", action="store_true",
+                    help="today's defaults and a 30 s restart overhead instead of release 0.2's settings, with "
+                         "which the published tables were made")
+
+
+def sim_settings(current: bool = False) -> dict[str, Any]:
+    """Simulator options under a script's own: release 0.2's, or (``current``) :data:`CURRENT_SIM`."""
+    return dict(CURRENT_SIM if current else RELEASE_02_SIM)
+
+
+def policy_settings(policy: str, options: Mapping[str, Any] | None = None, current: bool = False) -> dict[str, Any]:
+    """``options`` of ``policy``, under them release 0.2's fairshare settings unless ``current``."""
+    given = dict(options or {})
+    return given if current or policy != "fairshare" else {**RELEASE_02_FAIRSHARE, **given}

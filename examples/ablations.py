@@ -45,9 +45,9 @@ from fairshare.sim.result import SimulationResult
 from fairshare.sim.sweep import RunSpec, run_sweep
 
 if __package__:  # python -m examples.ablations
-    from ._common import config_arguments, resolve_config, write_dict_csv
+    from ._common import config_arguments, policy_settings, resolve_config, sim_settings, write_dict_csv
 else:  # python examples/ablations.py
-    from _common import config_arguments, resolve_config, write_dict_csv
+    from _common import config_arguments, policy_settings, resolve_config, sim_settings, write_dict_csv
 
 VARIANTS: dict[str, tuple[dict, dict]] = {  # name -> (policy_options, sim_options)
     "full": ({"mode": "fast"}, {}),
@@ -141,8 +141,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             popt, sopt = VARIANTS[v]
             if popt["mode"] == "exact":
                 popt = {**popt, "options": {"time_limit": a.exact_time_limit}}
-            specs.append(RunSpec(policy="fairshare", cluster=cfg["cluster"], trace=trace, policy_options=popt,
-                                 sim_options={**sopt, "epsilon": a.epsilon,
+            specs.append(RunSpec(policy="fairshare", cluster=cfg["cluster"], trace=trace,
+                                 policy_options=policy_settings("fairshare", popt, a.current),
+                                 sim_options={**sim_settings(a.current), **sopt, "epsilon": a.epsilon,
                                               "round_length": cfg["round_length"]},
                                  label=f"{v} (seed {seed})"))
             keys.append((v, seed))

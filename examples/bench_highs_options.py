@@ -45,9 +45,9 @@ from fairshare.methods.warm import WarmStart
 from fairshare.sim.traces import generate_trace
 
 if __package__:  # python -m examples.bench_highs_options
-    from ._common import log, long_trace_arguments, write_report
+    from ._common import log, long_trace_arguments, policy_settings, sim_settings, write_report
 else:  # python examples/bench_highs_options.py
-    from _common import log, long_trace_arguments, write_report
+    from _common import log, long_trace_arguments, policy_settings, sim_settings, write_report
 
 Kept = tuple[RoundModel, LinearProgram, SolveOptions, WarmStart]
 """A kept round: its model, LP, options and (a copy of) the warm state it started from."""
@@ -154,7 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     trace = generate_trace(args.jobs, jobs_per_hour=args.jobs_per_hour, seed=args.seed)
     with priced_rounds(args.first) as kept:
         res = simulator.simulate(trace, args.cluster, "fairshare", max_rounds=args.last, progress=False,
-                                 policy_options={"options": {"polish": False, "warm_start": True}})
+                                 policy_options=policy_settings(
+                                     "fairshare", {"options": {"polish": False, "warm_start": True}}, args.current),
+                                 **sim_settings(args.current))
     if len(res.rounds) < args.first:
         log(f"[bench_highs_options] the run ended after {len(res.rounds)} rounds, before round {args.first}")
         return 1

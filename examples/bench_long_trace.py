@@ -37,9 +37,9 @@ from fairshare.sim.simulator import simulate
 from fairshare.sim.traces import generate_trace
 
 if __package__:  # python -m examples.bench_long_trace
-    from ._common import long_trace_arguments, write_report
+    from ._common import long_trace_arguments, policy_settings, sim_settings, write_report
 else:  # python examples/bench_long_trace.py
-    from _common import long_trace_arguments, write_report
+    from _common import long_trace_arguments, policy_settings, sim_settings, write_report
 
 VARIANTS: dict[str, dict[str, Any]] = {"default": {}, "no-polish": {"polish": False},
                                        "no-polish-warm": {"polish": False, "warm_start": True}}
@@ -64,12 +64,17 @@ def fast_timings() -> Iterator[list[tuple[float, float, float]]]:
         fast_method.round_relaxation = original
 
 
-def run_variant(trace: Any, cluster: str, name: str, rounds: int, progress: bool = False) -> dict[str, Any]:
-    """Replay ``rounds`` rounds (0: the whole trace) with the variant's options; wall time and its split."""
+def run_variant(trace: Any, cluster: str, name: str, rounds: int, progress: bool = False,
+                current: bool = False) -> dict[str, Any]:
+    """Replay ``rounds`` rounds (0: the whole trace) with the variant's options; wall time and its split.
+
+    Release 0.2's settings (with which the published tables were made) unless ``current``.
+    """
     with fast_timings() as parts:
         t = time.perf_counter()
-        res = simulate(trace, cluster, "fairshare", policy_options={"options": dict(VARIANTS[name])},
-                       max_rounds=rounds or None, progress=progress)
+        res = simulate(trace, cluster, "fairshare",
+                       policy_options=policy_settings("fairshare", {"options": dict(VARIANTS[name])}, current),
+                       max_rounds=rounds or None, progress=progress, **sim_settings(current))
         wall = time.perf_counter() - t
     policy = np.array([r.solver_seconds for r in res.rounds])
     active = np.array([r.active_jobs for r in res.rounds])
@@ -136,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     load = offered_load(trace, args.cluster)
     rows = []
     for name in args.variants:
-        rows.append(run_variant(trace, args.cluster, name, args.rounds, args.progress))
+        rows.append(run_variant(trace, args.cluster, name, args.rounds, args.progress, args.current))
         print(f"[bench_long_trace] {name}: {rows[-1]['wall']:.1f} s for {rows[-1]['rounds']} rounds", file=sys.stderr)
     write_report(args.out, f"{args.name}.md", report(args, load.describe(), rows))
     return 0

@@ -34,9 +34,9 @@ from fairshare.sim.simulator import simulate
 from fairshare.sim.traces import generate_trace
 
 if __package__:  # python -m examples.bench_presolve
-    from ._common import write_report
+    from ._common import current_argument, policy_settings, sim_settings, write_report
 else:  # python examples/bench_presolve.py
-    from _common import write_report
+    from _common import current_argument, policy_settings, sim_settings, write_report
 
 WINDOWS = ((3.0, 15_000, 15_300), (6.0, 3_700, 4_000))
 """``(jobs per hour, first round, last round)`` of the windows replayed (1-based rounds, inclusive)."""
@@ -86,13 +86,18 @@ def presolve_statuses() -> Iterator[list[str]]:
         highs_solver._run_by = original
 
 
-def window(jobs: int, jph: float, first: int, last: int, repeats: int) -> dict[str, Any]:
-    """Replay to round ``last``, keep the small rounds from ``first`` on, time both ways alternately."""
+def window(jobs: int, jph: float, first: int, last: int, repeats: int, current: bool = False) -> dict[str, Any]:
+    """Replay to round ``last``, keep the small rounds from ``first`` on, time both ways alternately.
+
+    Release 0.2's settings (with which the published tables were made) unless ``current``.
+    """
     trace = generate_trace(jobs, jobs_per_hour=jph, seed=0)
     t = time.perf_counter()
     with small_rounds(first) as kept:
         res = simulate(trace, CLUSTER, "fairshare", max_rounds=last, progress=False,
-                       policy_options={"options": {"polish": False, "warm_start": True}})
+                       policy_options=policy_settings(
+                           "fairshare", {"options": {"polish": False, "warm_start": True}}, current),
+                       **sim_settings(current))
     replay = time.perf_counter() - t
     active = [r.active_jobs for r in res.rounds[first - 1:]]
     on = np.zeros((repeats, len(kept)))
@@ -127,11 +132,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3, help="solves of each LP each way")
     ap.add_argument("--quick", action="store_true", help="2,000 jobs, rounds 100-120 at 6 jobs/h")
     ap.add_argument("--out", type=Path, default=Path("docs/results"))
+    current_argument(ap)
     args = ap.parse_args(argv)
     jobs, windows = (2000, ((6.0, 100, 120),)) if args.quick else (100_000, WINDOWS)
     rows = []
     for jph, first, last in windows:
-        rows.append(window(jobs, jph, first, last, args.repeats))
+        rows.append(window(jobs, jph, first, last, args.repeats, args.current))
         print(f"[bench_presolve] {jph:g} jobs/h rounds {first}-{last}: {rows[-1]['lps']} LPs", file=sys.stderr)
     lines = [f"# HiGHS's presolve on small warm rounds ({jobs:,} Gavel-recipe jobs, seed 0, {CLUSTER})", "",
              "The whole LP of every small warm round in each window (fewer than "

@@ -23,9 +23,9 @@ from fairshare.sim.simulator import simulate
 from fairshare.sim.traces import generate_trace
 
 if __package__:  # python -m examples.bench_simulation
-    from ._common import write_report
+    from ._common import current_argument, policy_settings, sim_settings, write_report
 else:  # python examples/bench_simulation.py
-    from _common import write_report
+    from _common import current_argument, policy_settings, sim_settings, write_report
 
 
 
@@ -39,13 +39,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mode", default="fast", help="fairshare policy mode")
     ap.add_argument("--quick", action="store_true", help="100 jobs")
     ap.add_argument("--out", type=Path, default=Path("docs/results"))
+    current_argument(ap)
     args = ap.parse_args(argv)
     if args.quick:
         args.jobs = 100
     trace = generate_trace(args.jobs, jobs_per_hour=args.jobs_per_hour, seed=args.seed)
     opts = {"mode": args.mode} if args.policy == "fairshare" else {}
     t = time.perf_counter()
-    res = simulate(trace, args.cluster, args.policy, policy_options=opts)
+    res = simulate(trace, args.cluster, args.policy, policy_options=policy_settings(args.policy, opts, args.current),
+                   **sim_settings(args.current))
     wall = time.perf_counter() - t
     st = np.array([r.solver_seconds for r in res.rounds])
     aj = np.array([r.active_jobs for r in res.rounds])

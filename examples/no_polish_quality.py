@@ -24,9 +24,9 @@ from fairshare.sim.catalog import load_catalog
 from fairshare.sim.sweep import RunSpec, run_sweep
 
 if __package__:  # python -m examples.no_polish_quality
-    from ._common import write_report
+    from ._common import current_argument, policy_settings, sim_settings, write_report
 else:  # python examples/no_polish_quality.py
-    from _common import write_report
+    from _common import current_argument, policy_settings, sim_settings, write_report
 
 
 CLUSTERS = {"het108": "V100=36,P100=36,K80=36", "het108+h200": "V100=36,P100=36,K80=36,H200=8"}
@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="30 jobs, seed 0, at most 100 rounds")
     ap.add_argument("--out", type=Path, default=Path("docs/results"))
+    current_argument(ap)
     args = ap.parse_args(argv)
     if args.quick:
         args.num_jobs, args.seeds, args.max_rounds = 30, [0], 100
@@ -50,10 +51,12 @@ def main(argv: list[str] | None = None) -> int:
     for cname, cluster in CLUSTERS.items():
         for variant, opts in VARIANTS.items():
             for seed in args.seeds:
-                sim = {"max_rounds": args.max_rounds, **({"catalog": h200} if "H200" in cluster else {})}
+                sim = {**sim_settings(args.current), "max_rounds": args.max_rounds,
+                       **({"catalog": h200} if "H200" in cluster else {})}
                 trace = {"num_jobs": args.num_jobs, "jobs_per_hour": args.jobs_per_hour, "seed": seed}
                 keys.append((cname, variant, seed))
-                specs.append(RunSpec("fairshare", cluster, trace, {"mode": "fast", **opts}, sim,
+                specs.append(RunSpec("fairshare", cluster, trace,
+                                     policy_settings("fairshare", {"mode": "fast", **opts}, args.current), sim,
                                      f"{cname}/{variant}/s{seed}"))
     results = run_sweep(specs, max_workers=args.workers)
     rows = {}

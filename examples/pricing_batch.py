@@ -27,9 +27,9 @@ from fairshare.sim.simulator import simulate
 from fairshare.sim.traces import generate_trace
 
 if __package__:  # python -m examples.pricing_batch
-    from ._common import long_trace_arguments, write_report
+    from ._common import long_trace_arguments, policy_settings, sim_settings, write_report
 else:  # python examples/pricing_batch.py
-    from _common import long_trace_arguments, write_report
+    from _common import long_trace_arguments, policy_settings, sim_settings, write_report
 
 BANDS = ((0, 500), (500, 1000), (1000, 10**9))
 """Waiting-job bands of the report's policy-time columns."""
@@ -55,7 +55,9 @@ def main(argv: list[str] | None = None) -> int:
             warm_method.PRICING_BATCH = batch or 2**62  # 0: no cap
             t = time.perf_counter()
             res = simulate(trace, args.cluster, "fairshare", max_rounds=args.rounds, progress=False,
-                           policy_options={"options": {"polish": False, "warm_start": True}})
+                           policy_options=policy_settings(
+                               "fairshare", {"options": {"polish": False, "warm_start": True}}, args.current),
+                           **sim_settings(args.current))
             wall = time.perf_counter() - t
             policy = np.array([r.solver_seconds for r in res.rounds])
             active = np.array([r.active_jobs for r in res.rounds])

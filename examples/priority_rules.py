@@ -31,6 +31,11 @@ from fairshare.sim.catalog import load_catalog
 from fairshare.sim.metrics import compute_metrics
 from fairshare.sim.sweep import RunSpec, run_sweep
 
+if __package__:  # python -m examples.priority_rules
+    from ._common import current_argument, policy_settings, sim_settings
+else:  # python examples/priority_rules.py
+    from _common import current_argument, policy_settings, sim_settings
+
 BASE_CLUSTER = "V100=36,P100=36,K80=36"
 H200_CLUSTER = "V100=36,P100=36,K80=36,H200=8"
 
@@ -66,9 +71,11 @@ def build(args: argparse.Namespace) -> list[tuple[tuple[str, str, float, float],
             for label, opts in rules:
                 for seed in args.seeds:
                     trace = {"num_jobs": args.num_jobs, "jobs_per_hour": load, "seed": seed}
-                    sim = {"round_length": 360.0, "epsilon": eps, "max_rounds": args.max_rounds, **extra}
+                    sim = {**sim_settings(args.current), "round_length": 360.0, "epsilon": eps,
+                           "max_rounds": args.max_rounds, **extra}
+                    popt = policy_settings("fairshare", {"mode": "fast", **opts}, args.current)
                     runs.append(((cname, label, load, eps), seed,
-                                 RunSpec("fairshare", cluster, trace, {"mode": "fast", **opts}, sim,
+                                 RunSpec("fairshare", cluster, trace, popt, sim,
                                          f"{cname}/{label}/{load:g}jph/eps{eps:g}/s{seed}")))
     return runs
 
@@ -83,6 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--loads", nargs="+", type=float, default=[2.0, 4.0],
                     help="loads of het108 in jobs/h (het108+h200 runs at the highest)")
     ap.add_argument("--name", default="priority_rules", help="stem of the output files (default priority_rules)")
+    current_argument(ap)
     args = ap.parse_args(argv)
     args.num_jobs, args.seeds, args.max_rounds = 300, [0, 1, 2], None
     args.no_h200 = False

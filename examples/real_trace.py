@@ -72,6 +72,10 @@ CSV_MAPPING = ("--arrival", "creation_time", "--gpus", "num_gpu", "--start", "sc
 COMPARED = ("arrival", "model", "scale", "iterations")
 #: The simulator's default round length (s): that of step 3.
 ROUND = SimConfig().round_length
+#: Release 0.2's settings, with which the published report was made: no restart overhead, jobs start at round
+#: boundaries and on idle GPUs between them (no re-planning at events), fairshare without shortfall prices.
+#: ``--current`` leaves them out (today's defaults of ``compare``).
+RELEASE_02_OPTIONS = ("--restart-overhead", "0", "--starts", "idle", "--shortfall-price", "none")
 #: The policies of the shorter-rounds comparison (step 4).
 SHORT_ROUND_POLICIES = ("fairshare", "gavel", "ftf")
 
@@ -143,13 +147,15 @@ def run(data: Path, pods: str, nodes: str, args: argparse.Namespace, work: Path)
     check = same_jobs(built_in, generic)
     runs: list[tuple[str, str, Path, list[str]]] = []
     policies = [a for p in args.policy for a in ("--policy", p)]
+    settings = () if args.current else RELEASE_02_OPTIONS
     for label, trace in (("built-in import", built_in), ("generic CSV import", generic)):
         log(f"comparing on the {label}")
         folder = work / label.split()[0]
         t0 = time.perf_counter()
         records = "json" if trace == built_in else "none"
         cmd, out = fairshare("compare", "--trace", str(trace), "--catalog", "modern", "--cluster", args.cluster,
-                             *policies, "--until", f"{args.until:g}", "--records", records, "--out", str(folder))
+                             *policies, *settings, "--until", f"{args.until:g}", "--records", records,
+                             "--out", str(folder))
         log(f"  {time.perf_counter() - t0:.0f} s")
         runs.append((label, cmd, folder, []))
     short = [p for p in SHORT_ROUND_POLICIES if p in args.policy]
@@ -157,7 +163,7 @@ def run(data: Path, pods: str, nodes: str, args: argparse.Namespace, work: Path)
         log(f"comparing on the built-in import with rounds of {args.short_rounds:g} s")
         folder = work / "short"
         cmd, out = fairshare("compare", "--trace", str(built_in), "--catalog", "modern", "--cluster", args.cluster,
-                             *(a for p in short for a in ("--policy", p)), "--until", f"{args.until:g}",
+                             *(a for p in short for a in ("--policy", p)), *settings, "--until", f"{args.until:g}",
                              "--round-length", f"{args.short_rounds:g}", "--records", "none", "--no-plots",
                              "--out", str(folder))
         runs.append((f"built-in import, rounds of {args.short_rounds:g} s", cmd, folder, []))
@@ -169,7 +175,7 @@ def run(data: Path, pods: str, nodes: str, args: argparse.Namespace, work: Path)
         log("comparing on it")
         folder = work / "shares"
         cmd, out = fairshare("compare", "--trace", str(shares), "--catalog", "modern", "--cluster", args.cluster,
-                             *policies, "--until", f"{args.until:g}", "--records", "none", "--no-plots",
+                             *policies, *settings, "--until", f"{args.until:g}", "--records", "none", "--no-plots",
                              "--out", str(folder))
         runs.append(("import with part-of-a-GPU requests as shares", cmd, folder,
                      ["```", f"$ {cmd3}", out3, "```", ""]))
@@ -186,7 +192,7 @@ def run(data: Path, pods: str, nodes: str, args: argparse.Namespace, work: Path)
         "",
         "Made by `python examples/real_trace.py" + (" --sample" if args.sample else " --data DIR") +
         f" --window {args.window} --cluster {args.cluster} --until {args.until:g} --short-rounds {args.short_rounds:g}"
-        f"{'' if args.shares else ' --no-shares'}`"
+        f"{'' if args.shares else ' --no-shares'}{' --current' if args.current else ''}`"
         f" ({time.strftime('%Y-%m-%d')}). Every step below is the command line alone.",
         "",
         ("**The input is the synthetic sample of `tests/data/traces/openb2023/`: these numbers describe no real "
@@ -250,6 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-shares", dest="shares", action="store_false",
                     help="skip the replay with part-of-a-GPU requests held as shares of one GPU")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "results")
+    ap.add_argument("--current", action="store_true",
+                    help="compare with today's defaults instead of release 0.2's settings (the published report's)")
     ap.add_argument("--name", default=None, help="report name (default real_openb2023, sample: real_trace_sample)")
     args = ap.parse_args(argv)
     if args.sample:

@@ -27,9 +27,9 @@ from fairshare.sim.metrics import compute_metrics
 from fairshare.sim.sweep import RunSpec, run_spec
 
 if __package__:  # python -m examples.repeat_under_load
-    from ._common import write_report
+    from ._common import current_argument, policy_settings, sim_settings, write_report
 else:  # python examples/repeat_under_load.py
-    from _common import write_report
+    from _common import current_argument, policy_settings, sim_settings, write_report
 
 
 #: the thread settings compared: label -> the fairshare policy's solve options
@@ -54,18 +54,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--threads", choices=("all", "default", "1"), default="all",
                     help="which thread settings to run (default all)")
     ap.add_argument("--out", type=Path, default=Path("docs/results"))
+    current_argument(ap)
     args = ap.parse_args(argv)
     if args.quick:
         args.jobs, args.together = 40, 2
     trace = {"num_jobs": args.jobs, "jobs_per_hour": args.jobs_per_hour, "seed": args.seed}
-    sim = {"round_length": 360.0, "max_rounds": None}
+    sim = {**sim_settings(args.current), "round_length": 360.0, "max_rounds": None}
     ctx = multiprocessing.get_context("spawn")  # fresh processes: nothing of this one's HiGHS state
     rows: list[tuple[str, str, tuple[float, int, float, float]]] = []
     chosen = {k: v for k, v in THREADS.items()
               if args.threads == "all" or (args.threads == "1") == ("threads" in v)}
     for label, options in chosen.items():
-        spec = RunSpec("fairshare", args.cluster, trace, {"mode": "fast", "priority": "none", "options": options},
-                       sim, f"repeat/{label}")
+        spec = RunSpec("fairshare", args.cluster, trace,
+                       policy_settings("fairshare", {"mode": "fast", "priority": "none", "options": options},
+                                       args.current), sim, f"repeat/{label}")
         for _ in range(args.alone):
             with ctx.Pool(1, maxtasksperchild=1) as pool:
                 rows.append((label, "alone", summary(pool.map(run_spec, [spec])[0])))

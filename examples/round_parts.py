@@ -44,9 +44,9 @@ from fairshare.formulation import RoundModel
 from fairshare.sim.traces import generate_trace
 
 if __package__:  # python -m examples.round_parts
-    from ._common import long_trace_arguments, write_report
+    from ._common import long_trace_arguments, policy_settings, sim_settings, write_report
 else:  # python examples/round_parts.py
-    from _common import long_trace_arguments, write_report
+    from _common import long_trace_arguments, policy_settings, sim_settings, write_report
 
 PARTS: tuple[tuple[Any, str, str], ...] = (
     (fairshare_policy.FairsharePolicy, "allocate", "policy (allocate)"),
@@ -180,8 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     trace = generate_trace(args.jobs, jobs_per_hour=args.jobs_per_hour, seed=args.seed)
     options = {"polish": False, "warm_start": not args.cold}
     with timed_parts(args.first) as seconds, pricing_runs(seconds) as runs:
-        res = simulator.simulate(trace, args.cluster, "fairshare", policy_options={"options": options},
-                                 max_rounds=args.last, progress=False)
+        res = simulator.simulate(trace, args.cluster, "fairshare",
+                                 policy_options=policy_settings("fairshare", {"options": options}, args.current),
+                                 max_rounds=args.last, progress=False, **sim_settings(args.current))
     if "start" not in seconds:
         print(f"[round_parts] the run ended after {len(res.rounds)} rounds, before round {args.first}",
               file=sys.stderr)

@@ -64,9 +64,9 @@ from fairshare.sim.sweep import RunSpec, run_spec, run_sweep
 from fairshare.sim.traces import Trace, generate_trace, write_trace
 
 if __package__:  # python -m examples.sharing
-    from ._common import Agg, log
+    from ._common import Agg, current_argument, log, policy_settings, sim_settings
 else:  # python examples/sharing.py
-    from _common import Agg, log
+    from _common import Agg, current_argument, log, policy_settings, sim_settings
 
 #: seed offset of the generator that picks the part-of-a-GPU jobs and their shares (independent of the trace's)
 SHARE_SEED_OFFSET = 1000
@@ -276,6 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="fraction of all jobs that ask for part of a GPU (default 0.4)")
     ap.add_argument("--restart-overhead", type=float, default=30.0, help="seconds lost per placement change")
     ap.add_argument("--policies", nargs="+", help="policies (default: every registered policy)")
+    current_argument(ap)
     a = ap.parse_args(argv)
     size = QUICK if a.quick else FULL
     num_jobs = a.num_jobs or size["num_jobs"]
@@ -292,7 +293,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     counts = counts_spec(nodes)
     a.out.mkdir(parents=True, exist_ok=True)
     rows_v = variants(policies)
-    sim = {"round_length": 360.0, "restart_overhead": a.restart_overhead, "max_rounds": size["max_rounds"]}
+    sim = {**sim_settings(a.current), "round_length": 360.0, "restart_overhead": a.restart_overhead,
+           "max_rounds": size["max_rounds"]}
     t0 = time.perf_counter()
     runs: list[dict[str, Any]] = []
     fractional: list[int] = []
@@ -309,7 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             write_trace(rounded, paths["rounded"])
             for v in rows_v:
                 cluster = nodes if v.cluster == "nodes" else counts
-                specs.append((v, seed, RunSpec(v.policy, cluster, {"path": str(paths[v.trace])}, {}, dict(sim),
+                specs.append((v, seed, RunSpec(v.policy, cluster, {"path": str(paths[v.trace])},
+                                               policy_settings(v.policy, {}, a.current), dict(sim),
                                                f"{v.label}/s{seed}", (CATALOG,))))
         log(f"sharing: {len(specs)} simulations on {a.workers} worker(s)")
         if a.workers > 1:

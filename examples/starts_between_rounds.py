@@ -18,10 +18,17 @@ by the time a job takes alone on its fastest type), as the mean over seeds: mean
 the unfair fraction (``rho > 1.05``) and the largest ``rho``; per run also the GPU busy fraction and the number
 of starts between rounds.
 
+The simulator also has ``starts="events"`` (its default since the third release: fairshare plans the rest of the
+round again at every arrival and finish, other policies run as with ``"idle"``); the published table compares
+``"round"`` and ``"idle"`` only, and ``--starts round idle events`` adds it. Every run uses release 0.2's other
+settings (no restart overhead, fairshare without shortfall prices); ``--current`` runs today's policy defaults
+with a 30 s restart overhead.
+
 Usage::
 
     python examples/starts_between_rounds.py           # full: 6 trace settings x 2 rules x 3 seeds, ~3 min CPU
     python examples/starts_between_rounds.py --quick   # smoke test: 20 jobs at a tenth of their work, one seed
+    python examples/starts_between_rounds.py --quick --starts round idle events   # with re-planning at events
 """
 
 from __future__ import annotations
@@ -36,13 +43,19 @@ from typing import Any
 import numpy as np
 
 from fairshare.sim.catalog import load_catalog
+from fairshare.sim.config import STARTS as ALL_STARTS
 from fairshare.sim.config import SimConfig
 from fairshare.sim.metrics import DURATION_CLASSES, compute_metrics, metrics_by_duration_class
 from fairshare.sim.simulator import simulate
 from fairshare.sim.traces import Trace, generate_trace
 
+if __package__:  # python -m examples.starts_between_rounds
+    from ._common import current_argument, policy_settings, sim_settings
+else:  # python examples/starts_between_rounds.py
+    from _common import current_argument, policy_settings, sim_settings
+
 CLUSTER = "V100=36,P100=36,K80=36"
-STARTS = ("round", "idle")
+STARTS = ("round", "idle")  # the published comparison; ALL_STARTS also has "events" (--starts)
 TRACES = ("gavel", "short half")
 
 #: (name, cluster, jobs per hour, traces)
@@ -78,9 +91,10 @@ def make_trace(kind: str, jobs: int, rate: float, seed: int, work_scale: float =
 def run(kind: str, starts: str, cluster: str, rate: float, seed: int, args: argparse.Namespace) -> dict[str, Any]:
     """One simulation; its metrics overall and per duration class, and its starts between rounds."""
     tr = make_trace(kind, args.jobs, rate, seed, args.work_scale, cluster)
-    cfg = SimConfig(starts=starts)
+    cfg = SimConfig(**{**sim_settings(args.current), "starts": starts})  # release 0.2's other settings
     t0 = time.process_time()
-    res = simulate(tr, cluster, args.policy, config=cfg, record_holds=True, progress=False)
+    res = simulate(tr, cluster, args.policy, config=cfg, record_holds=True, progress=False,
+                   policy_options=policy_settings(args.policy, {}, args.current))
     cpu = time.process_time() - t0
     classes = {"all": compute_metrics(res.jobs, res.rounds),
                **metrics_by_duration_class(res.jobs, res.rounds, cfg.round_length)}
@@ -101,16 +115,18 @@ def table(results: dict[tuple[str, str, str], list[dict[str, Any]]], args: argpa
     """The Markdown page: one row per load, trace, rule and duration class; means over seeds."""
     seeds = ", ".join(map(str, args.seeds))
     tenth = " (a tenth of their work)" if args.quick else ""
+    settings = ("today's policy defaults, restart overhead 30 s" if args.current
+                else "no restart overhead, no shortfall prices (release 0.2's settings)")
     lines = [
         "# Starts between rounds: measured",
         "",
         f"Written by `examples/starts_between_rounds.py{' --quick' if args.quick else ''}`. Policy `{args.policy}`, "
-        f"round length 360 s, no restart overhead; {args.jobs} jobs per trace{tenth}, "
+        f"round length 360 s, {settings}; {args.jobs} jobs per trace{tenth}, "
         f"seeds {seeds}; every number is the mean over the seeds. Settings: "
         + "; ".join(f"`{n}`, {r:g} jobs/h on {c.replace(',', ', ')}" for n, c, r, _ in SETTINGS)
         + ". `round`: jobs start only at round boundaries "
         "(the rule of fairshare 0.1); `idle`: also between them, on idle GPUs, at every arrival and finish "
-        "(the default; see "
+        "(the default of release 0.2; `events`, today's, also re-plans fairshare at them; see "
         "[metrics.md](../metrics.md), \"Starts between rounds\"). Traces: `gavel` is the Gavel-recipe generator; "
         "`short half` is the same jobs with a random half of them shortened to 30-330 s alone on their fastest "
         "type. Classes are by that alone time: under one round (< 360 s), one round to 1 h, over 1 h; `all` is "
@@ -145,6 +161,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=120, help="jobs per trace (default 120)")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="trace seeds (default 0 1 2)")
     ap.add_argument("--policy", default="fairshare", help="policy name (default fairshare)")
+    ap.add_argument("--starts", nargs="+", choices=ALL_STARTS, default=list(STARTS),
+                    help="the rules compared (default: round idle, the published table)")
+    current_argument(ap)
     ap.add_argument("--out", type=Path, default=OUT, help=f"Markdown file to write (default {OUT.name} in "
                                                         "docs/results/)")
     args = ap.parse_args(argv)
@@ -154,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for name, cluster, rate, kinds in SETTINGS:
         for kind in kinds:
-            for starts in STARTS:
+            for starts in dict.fromkeys(args.starts):
                 results[(name, kind, starts)] = [run(kind, starts, cluster, rate, seed, args) for seed in args.seeds]
     text = table(results, args)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -48,9 +48,9 @@ from fairshare.sim.result import SimulationResult
 from fairshare.sim.sweep import RunSpec, run_sweep
 
 if __package__:  # python -m examples.tradeoff_epsilon
-    from ._common import config_arguments, resolve_config, write_dict_csv
+    from ._common import config_arguments, policy_settings, resolve_config, sim_settings, write_dict_csv
 else:  # python examples/tradeoff_epsilon.py
-    from _common import config_arguments, resolve_config, write_dict_csv
+    from _common import config_arguments, policy_settings, resolve_config, sim_settings, write_dict_csv
 
 EPSILONS = (0.0, 0.05, 0.1, 0.2, 0.4)
 NO_FAIRNESS = 1.0  # the max-throughput row
@@ -69,13 +69,15 @@ def label(eps: float) -> str:
     return "1.0 (no fairness: max-throughput)" if eps >= NO_FAIRNESS else f"{eps:g}"
 
 
-def specs_for(eps: float, cluster: str, trace: dict, round_length: float) -> RunSpec:
+def specs_for(eps: float, cluster: str, trace: dict, round_length: float, current: bool = False) -> RunSpec:
+    sim = sim_settings(current)  # release 0.2's settings unless current
     if eps >= NO_FAIRNESS:
         return RunSpec(policy="max-throughput", cluster=cluster, trace=trace,
-                       policy_options={"objective": "normalized"}, sim_options={"round_length": round_length},
+                       policy_options={"objective": "normalized"}, sim_options={**sim, "round_length": round_length},
                        label=f"eps={label(eps)}")
-    return RunSpec(policy="fairshare", cluster=cluster, trace=trace, policy_options={"mode": "fast"},
-                   sim_options={"epsilon": eps, "round_length": round_length}, label=f"eps={eps:g}")
+    return RunSpec(policy="fairshare", cluster=cluster, trace=trace,
+                   policy_options=policy_settings("fairshare", {"mode": "fast"}, current),
+                   sim_options={**sim, "epsilon": eps, "round_length": round_length}, label=f"eps={eps:g}")
 
 
 def saturated_utilization(res: SimulationResult, capacity: int) -> tuple[float, float]:
@@ -206,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for seed in cfg["seeds"]:
         trace = {"num_jobs": cfg["jobs"], "jobs_per_hour": cfg["jobs_per_hour"], "seed": seed}
         for eps in eps_list:
-            specs.append(specs_for(eps, cfg["cluster"], trace, cfg["round_length"]))
+            specs.append(specs_for(eps, cfg["cluster"], trace, cfg["round_length"], a.current))
             keys.append((eps, seed))
     log(f"{len(specs)} runs: {cfg['jobs']} jobs at {cfg['jobs_per_hour']} jobs/h on {cfg['cluster']}, "
         f"seeds {cfg['seeds']}, epsilons {eps_list}, {a.workers} workers")
