@@ -63,7 +63,8 @@ def allocate(
         that does not apply to ``mode`` is refused.
     previous_binding : Binding or its dict, optional
         A round that names its ``nodes``: the previous round's binding, so that placements that did not
-        change keep their GPUs (:func:`fairshare.binding.bind`).
+        change keep their GPUs (:func:`fairshare.binding.bind`). Refused with mode ``lp`` (which binds
+        nothing) and for a round without ``nodes``: an option that does not apply is refused, not ignored.
     warm : WarmStart, optional
         Mode ``fast`` with ``warm_start=True``: the state its LP is seeded from and that it updates for the next
         round (:mod:`fairshare.methods.warm`); without it every round is solved cold. Other modes do not use it.
@@ -97,12 +98,19 @@ def allocate(
     method = _mode(mode)
     opts = SolveOptions.coerce(options, **option_overrides).for_mode(method)
     _check_inputs(warm, executor)
+    if previous_binding is not None and method is Mode.LP:
+        raise InvalidInputError("previous_binding", _describe(previous_binding),
+                                "applies to modes exact and fast, which bind placements to nodes; mode 'lp' "
+                                "binds nothing")
     if isinstance(problem, (str, bytes)):
         problem = RoundProblem.from_json(problem)
     elif isinstance(problem, Mapping):
         problem = RoundProblem.from_dict(problem)
     elif not isinstance(problem, RoundProblem):
         raise InvalidInputError("problem", type(problem).__name__, "must be a RoundProblem, a dict or JSON text")
+    if previous_binding is not None and not problem.nodes:
+        raise InvalidInputError("previous_binding", _describe(previous_binding),
+                                "applies to a round that names its `nodes`; this round has none")
     t0 = time.perf_counter()
     model = build_model(problem)
     alloc = _solve(model, method, opts, time.perf_counter() - t0, spent=time.perf_counter() - start, warm=warm,
@@ -134,6 +142,13 @@ def bind_round(alloc: Allocation, nodes: Sequence[Node],
     if nodes and alloc.mode != Mode.LP.value:
         return replace(alloc, binding=bind(alloc, nodes, previous_binding))
     return alloc
+
+
+def _describe(binding: object) -> str:
+    """A short stand-in for a binding in a message (the value itself may be large)."""
+    if isinstance(binding, Binding):
+        return f"Binding of {len(binding.placements)} placements"
+    return type(binding).__name__
 
 
 def _mode(mode: object) -> Mode:

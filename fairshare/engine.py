@@ -360,7 +360,8 @@ class Engine:
         if held:
             jobs, colocation = _without(jobs, colocation, held)
         problem = self.problem(jobs, colocation, round_seconds=round_seconds)
-        alloc = allocate(problem, mode=self._mode, options=self._options, previous_binding=self._binding,
+        previous = self._binding if self._nodes and self._mode != "lp" else None  # only where it applies
+        alloc = allocate(problem, mode=self._mode, options=self._options, previous_binding=previous,
                          warm=self._warm if self._options.warm_start else None)
         if self._pending is not None:
             self._recent.append((self._pending, "superseded"))

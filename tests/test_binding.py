@@ -344,6 +344,35 @@ def test_allocate_keeps_the_previous_binding_and_lp_has_none():
         bind(allocate(_doc(), mode="lp"), parse_nodes(_doc()["nodes"]))
 
 
+def test_previous_binding_is_refused_where_it_does_not_apply(tmp_path, capsys):
+    from fairshare import Engine
+    from fairshare.cli import main
+
+    first = allocate(_doc(), mode="exact")
+    with pytest.raises(InvalidInputError, match="mode 'lp' binds nothing") as err:
+        allocate(_doc(), mode="lp", previous_binding=first.binding)
+    assert err.value.field == "previous_binding"
+    with pytest.raises(InvalidInputError, match="this round has none") as err:
+        allocate(_doc(nodes=False), mode="exact", previous_binding=first.binding.to_dict())
+    assert err.value.field == "previous_binding"
+    src, plain, prev = tmp_path / "round.json", tmp_path / "plain.json", tmp_path / "prev.json"
+    src.write_text(json.dumps(_doc()))
+    plain.write_text(json.dumps(_doc(nodes=False)))
+    prev.write_text(first.to_json())
+    assert main(["allocate", str(src), "--mode", "lp", "--previous", str(prev)]) == 2
+    assert "`--previous`" in capsys.readouterr().err
+    assert main(["allocate", str(plain), "--previous", str(prev)]) == 2
+    assert "`--previous`" in capsys.readouterr().err
+    # the Engine passes its binding only where it applies: nodes dropped, or mode lp
+    doc = _doc()
+    eng = Engine(doc["gpus"], nodes=doc["nodes"], mode="exact")
+    eng.commit(eng.plan(doc["jobs"]))
+    eng.mode = "lp"
+    eng.commit(eng.plan(doc["jobs"]))
+    eng.mode, eng.nodes = "exact", ()
+    assert eng.plan(doc["jobs"]).binding is None
+
+
 def test_binding_document_errors_name_the_key():
     with pytest.raises(InvalidInputError) as err:
         Binding.from_dict({"placements": [{"jobs": ["a"], "gpu": "V100", "nodes": {"n": [-1]}}]})

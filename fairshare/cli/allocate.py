@@ -63,7 +63,12 @@ def run_allocate(args: Namespace) -> int:
             raise InvalidInputError("--previous", args.previous, "must be an allocation output with a `binding` "
                                     "(from a round that names its nodes)")
         previous = Binding.from_dict(prev_doc["binding"], "--previous.binding")
-    alloc = allocate(source, mode=args.mode, previous_binding=previous, **options)
+    try:
+        alloc = allocate(source, mode=args.mode, previous_binding=previous, **options)
+    except InvalidInputError as exc:
+        if exc.field != "previous_binding":
+            raise
+        raise InvalidInputError("--previous", args.previous, exc.reason) from None
     out = alloc.to_json(indent=2) + "\n"
     if args.output:
         write_text("--output", args.output, out)
