@@ -106,7 +106,7 @@ def test_cache_is_keyed_by_every_argument(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("changes", "match"), [
     ({"alone": [{"model": R50, "scale": 1, "A100": 10**400}]}, r"alone\[0\].A100` = '1000.*out of float64 range"),
     ({"alone": [{"model": R50, "scale": 1, "A100": True}]}, r"alone\[0\].A100` = True: must be a finite"),
-    ({"alone": [{"model": R50, "scale": 1.5, "A100": 1.0}]}, r"alone\[0\].scale` = 1.5: must be a positive"),
+    ({"alone": [{"model": R50, "scale": 1.5, "A100": 1.0}]}, r"alone\[0\].scale` = 1.5: must be an integer"),
     ({"alone": ["x"]}, r"alone\[0\]` = 'x': must be an object"),
     ({"alone": [{"model": R50, "scale": 1, "A100": 1.0}] * 2}, r"alone\[1\]` = .*duplicate entry"),
     ({"pairs": [{"a": R50, "b": "bert", "scale": 1, "A100": [1.0, 1.0]},
@@ -116,6 +116,31 @@ def test_cache_is_keyed_by_every_argument(tmp_path: Path) -> None:
 def test_malformed_catalog_file_more(tmp_path: Path, changes: dict, match: str) -> None:
     with pytest.raises(InvalidInputError, match=match):
         load_catalog(_write_catalog(tmp_path / "a100.json", **changes))
+
+
+@pytest.mark.parametrize(("changes", "match"), [
+    ({"pairz": []}, r"a100.json: pairz` = \[\]: unknown key"),  # a typo would drop every pair figure
+    ({"alone": [{"model": R50, "scale": 3.0, "A100": 1.0}]}, r"alone\[0\].scale` = 3.0: must be an integer"),
+    ({"alone": [{"model": R50, "scale": 2**40, "A100": 1.0}]}, r"alone\[0\].scale` = 1099511627776"),
+    ({"alone": [{"model": R50, "scale": True, "A100": 1.0}]}, r"alone\[0\].scale` = True"),
+    ({"gpu_types": ["scale"], "alone": [{"model": R50, "scale": 1}], "pairs": []}, r"gpu_types` = 'scale'"),
+    ({"gpu_types": ["model"], "alone": [{"model": R50, "scale": 1}], "pairs": []}, r"gpu_types` = 'model'"),
+    ({"pairs": [{"a": R50, "b": "bert", "scale": 2, "A100": [1.0, 1.0]}]}, r"pairs\[0\].A100` .*no alone figure"),
+    ({"alone": [{"model": R50, "scale": 1, "A100": 1e300}]}, r"alone\[0\].A100` = 1e\+300: must be a finite number "
+                                                            r"from 0 to 1e\+12"),
+    ({"pairs": [{"a": R50, "b": "bert", "scale": 1, "A100": [1e13, 1.0]}]}, r"pairs\[0\].A100"),
+])
+def test_catalog_files_issue_31(tmp_path: Path, changes: dict, match: str) -> None:
+    with pytest.raises(InvalidInputError, match=match):
+        load_catalog(_write_catalog(tmp_path / "a100.json", **changes))
+
+
+def test_validate_summary_says_which_number_is_which(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from fairshare.cli import main
+
+    path = _write_catalog(tmp_path / "a100.json")
+    assert main(["catalog", "validate", str(path)]) == 0
+    assert "scales: 1; 2 alone figures and 1 pair figures" in capsys.readouterr().out
 
 
 def test_unreadable_and_incomplete_files(tmp_path: Path) -> None:

@@ -170,8 +170,9 @@ def _validate(args: Namespace) -> int:
         info = inspect_file(path)
         kind = "derived" if info.source.derived else "measured"
         print(f"{path}: ok, {kind} part {info.source.name!r}: {len(info.gpu_types)} GPU types "
-              f"({', '.join(info.gpu_types)}), {len(info.models)} workloads, scales "
-              f"{', '.join(map(str, info.scales))}, {info.alone_entries} alone and {info.pair_entries} pair figures")
+              f"({', '.join(info.gpu_types)}), {len(info.models)} workloads, scales: "
+              f"{', '.join(map(str, info.scales)) or 'none'}; {info.alone_entries} alone figures and "
+              f"{info.pair_entries} pair figures")
     if getattr(args, "catalog", None) or getattr(args, "catalog_parent", None):
         merged = load_catalog((*catalog_names(args), *args.files))
         print(f"merged over {' + '.join(catalog_names(args))}: ok, {len(merged.gpu_types)} GPU types, "

@@ -25,13 +25,22 @@ from pathlib import Path
 
 import numpy as np
 
-from fairshare._validate import clip, is_int, is_real
+from fairshare._validate import clip, is_real
 from fairshare.documents import read_json
 from fairshare.errors import InvalidInputError
+from fairshare.problem import MAX_GPUS, MAX_VALUE
 from fairshare.sim.catalog._catalog import Catalog, Source
 from fairshare.sim.catalog.derive import DERIVATIONS
 
-__all__ = ["CATALOGS", "CATALOG_FILES", "DATA_DIR", "FORMAT", "CatalogFileInfo", "inspect_file", "load_catalog"]
+__all__ = ["CATALOGS", "CATALOG_FILES", "DATA_DIR", "FILE_KEYS", "FORMAT", "ROW_KEYS", "CatalogFileInfo", "inspect_file",
+           "load_catalog"]
+
+FILE_KEYS = ("format", "name", "kind", "source", "units", "notes", "derivation", "gpu_types", "models",
+             "model_info", "alone", "pairs")
+"""The keys a catalog file may have; any other is refused (docs/catalog.md)."""
+
+ROW_KEYS = ("model", "a", "b", "scale")
+"""Keys of the rows; no GPU type may be named like one."""
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 """Directory of the packaged data files (``fairshare/data``)."""
@@ -280,6 +289,9 @@ def _read_file(path: str) -> _Part:
     for key in ("name", "kind", "source", "gpu_types", "models", "alone"):
         if key not in doc:
             raise InvalidInputError(f"{where}: {key}", None, "missing")
+    for key in doc:
+        if key not in FILE_KEYS:  # a misspelt `pairs` would otherwise drop every pair figure without a word
+            raise InvalidInputError(f"{where}: {key}", clip(doc[key]), f"unknown key (known: {', '.join(FILE_KEYS)})")
     kind = doc["kind"]
     if kind not in ("measured", "derived"):
         raise InvalidInputError(f"{where}: kind", kind, "must be 'measured' or 'derived'")
@@ -295,6 +307,10 @@ def _read_file(path: str) -> _Part:
                 and len(set(names)) == len(names)):
             raise InvalidInputError(f"{where}: {key}", names, "must be a non-empty list of distinct names")
     mset, gset = set(models), set(gpus)
+    for g in gpus:
+        if g in ROW_KEYS:
+            raise InvalidInputError(f"{where}: gpu_types", g, f"a GPU type may not be named like a row key "
+                                    f"({', '.join(ROW_KEYS)}): its figures could not be told apart")
     for key in ("alone", "pairs"):
         if not isinstance(doc.get(key, []), list):
             raise InvalidInputError(f"{where}: {key}", type(doc[key]).__name__, "must be a list of row objects")
@@ -307,8 +323,8 @@ def _read_file(path: str) -> _Part:
                 continue
             if g not in gset:
                 raise InvalidInputError(f"{field}.{g}", v, "not a GPU type of this file")
-            if not (is_real(v) and v >= 0):
-                raise InvalidInputError(f"{field}.{g}", clip(v), "must be a finite number >= 0")
+            if not (is_real(v) and 0 <= v <= MAX_VALUE):
+                raise InvalidInputError(f"{field}.{g}", clip(v), f"must be a finite number from 0 to {MAX_VALUE:g}")
             if (m, s, g) in alone:
                 raise InvalidInputError(field, (m, s, g), "duplicate entry")
             alone[(m, s, g)] = float(v)
@@ -321,8 +337,12 @@ def _read_file(path: str) -> _Part:
                 continue
             if g not in gset:
                 raise InvalidInputError(f"{field}.{g}", v, "not a GPU type of this file")
-            if not (isinstance(v, list) and len(v) == 2 and all(is_real(x) and x >= 0 for x in v)):
-                raise InvalidInputError(f"{field}.{g}", clip(v), "must be two finite numbers >= 0")
+            if not (isinstance(v, list) and len(v) == 2 and all(is_real(x) and 0 <= x <= MAX_VALUE for x in v)):
+                raise InvalidInputError(f"{field}.{g}", clip(v), f"must be two finite numbers from 0 to {MAX_VALUE:g}")
+            for model in (a, b):
+                if (model, s, g) not in alone:
+                    raise InvalidInputError(f"{field}.{g}", clip(v), f"no alone figure of {model!r} at scale {s} on "
+                                            f"{g} in this file: a pair's figures are read against the jobs' alone ones")
             if (s, g, a, b) in pairs or (s, g, b, a) in pairs:
                 raise InvalidInputError(field, (a, b, s, g), "duplicate pair")
             pairs[(s, g, a, b)] = (float(v[0]), float(v[1]))
@@ -340,6 +360,6 @@ def _row_key(row: object, where: str, names: tuple[str, ...], known: set[str]) -
             raise InvalidInputError(f"{where}.{key}", v, "not a model listed in `models`")
         out.append(v)
     s = row.get("scale")
-    if not (isinstance(s, (int, float)) and is_int(s) and s >= 1):
-        raise InvalidInputError(f"{where}.scale", s, "must be a positive integer")
+    if not (isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= MAX_GPUS):
+        raise InvalidInputError(f"{where}.scale", clip(s), f"must be an integer from 1 to {MAX_GPUS} (GPUs of a gang)")
     return tuple(out), int(s)
