@@ -32,8 +32,8 @@ from fairshare.problem import MAX_GPUS, MAX_VALUE
 from fairshare.sim.catalog._catalog import Catalog, Source
 from fairshare.sim.catalog.derive import DERIVATIONS
 
-__all__ = ["CATALOGS", "CATALOG_FILES", "DATA_DIR", "FILE_KEYS", "FORMAT", "ROW_KEYS", "CatalogFileInfo", "inspect_file",
-           "load_catalog"]
+__all__ = ["CATALOGS", "CATALOG_FILES", "DATA_DIR", "FILE_KEYS", "FORMAT", "ROW_KEYS", "CatalogFileInfo",
+           "inspect_file", "load_catalog"]
 
 FILE_KEYS = ("format", "name", "kind", "source", "units", "notes", "derivation", "gpu_types", "models",
              "model_info", "alone", "pairs")
