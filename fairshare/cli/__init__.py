@@ -105,6 +105,25 @@ def _report(exc: BaseException, message: str, debug: bool) -> None:
     print(message, file=sys.stderr)
 
 
+DASH_VALUE_OPTIONS = ("--window",)
+"""Options whose value may start with ``-`` (``--window -1:``); argparse would take that value for an option."""
+
+
+def _join_dash_values(argv: list[str]) -> list[str]:
+    """``["--window", "-1:"]`` -> ``["--window=-1:"]`` (what argparse reads as the option's value)."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        if argv[i] in DASH_VALUE_OPTIONS and i + 1 < len(argv) and argv[i + 1].startswith("-") \
+                and not argv[i + 1].startswith("--"):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(argv[i])
+        i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``fairshare`` command with ``argv`` (default: ``sys.argv[1:]``); returns the exit status.
 
@@ -118,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(_join_dash_values(sys.argv[1:] if argv is None else list(argv)))
     except SystemExit as exc:  # argparse: usage error (2, message already printed) or --help (0)
         return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
     debug = bool(args.debug)

@@ -154,9 +154,12 @@ def check_options(args: Namespace) -> None:
 
 
 def _cluster(text: str, option: str = "--cluster") -> dict[str, int]:
-    from fairshare.sim.cluster_spec import cluster_nodes
+    from fairshare.binding import gpus_of_nodes
+    from fairshare.sim.cluster_spec import cluster_nodes, parse_cluster, parse_nodes_spec
 
     try:
+        if option == "--nodes":  # read as nodes whatever it looks like: `2xV100` is a malformed node group
+            return parse_cluster(gpus_of_nodes(parse_nodes_spec(text)))
         return cluster_nodes(text)[0]
     except InvalidInputError as exc:
         raise InvalidInputError(option, text, f"{exc.field}: {exc.reason}" if exc.field not in ("cluster", "nodes")
@@ -171,19 +174,23 @@ def _run(args: Namespace, policies: list[str]) -> int:
     trace, cluster = _trace_spec(args)
     if os.path.exists(args.out) and not os.path.isdir(args.out):  # fail before a long run, not after it
         raise InvalidInputError("--out", args.out, "not a folder")
-    gpus = _cluster(cluster, "--nodes" if args.nodes is not None else "--cluster")  # before starting processes
+    option = "--nodes" if args.nodes is not None else "--cluster"
+    gpus = _cluster(cluster, option)  # before starting processes
     _add_scale_out_if_needed(args, trace)
     cat = load_cli_catalog(args)
     for g in gpus:
         if g not in cat.gpu_types:
             hint = " (it is in --catalog modern, as derived figures)" if g in _modern_types() else ""
-            raise InvalidInputError("--cluster", g, f"unknown GPU type: the catalog {' + '.join(catalog_names(args))} "
+            raise InvalidInputError(option, g, f"unknown GPU type: the catalog {' + '.join(catalog_names(args))} "
                                     f"has {', '.join(cat.gpu_types)}{hint}")
     _preflight(args, trace, cat, cluster)
     known = policy_names()
     specs = []
     for text in policies:
         name, opts, label = parse_policy(text)
+        if any(spec.label == label for spec in specs):  # the table has one row per label
+            raise InvalidInputError("--policy", text, "given twice: each run needs its own label (the table has "
+                                    "one row per policy as written)")
         if name not in known:
             raise InvalidInputError("--policy", name, f"unknown policy (known: {', '.join(known)})")
         _check_policy_options(name, opts, label)
