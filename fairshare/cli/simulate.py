@@ -185,7 +185,7 @@ def _run(args: Namespace, policies: list[str]) -> int:
                                     f"has {', '.join(cat.gpu_types)}{hint}")
     _preflight(args, trace, cat, cluster)
     known = policy_names()
-    specs = []
+    specs: list[RunSpec] = []
     for text in policies:
         name, opts, label = parse_policy(text)
         if any(spec.label == label for spec in specs):  # the table has one row per label
