@@ -232,7 +232,7 @@ def test_malformed_rows_name_the_file_and_field(tmp_path: Path) -> None:
     bad.write_text("a,b,c,Terminated,soon,5\n")
     task = tmp_path / "pai_task_table.csv"
     task.write_text("a,worker,1,Terminated,1,5,400,1,100,T4\n")
-    with pytest.raises(InvalidInputError, match=r"pai_job_table row 1.*'soon': not a number"):
+    with pytest.raises(InvalidInputError, match=r"pai_job_table.csv, line 1, start_time` = 'soon': not a number"):
         import_trace([bad, task], "pai2020")
     binary = tmp_path / "x.csv"
     binary.write_bytes(b"\xff\xfe\x00garbage")

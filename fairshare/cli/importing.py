@@ -18,6 +18,7 @@ from typing import Any
 
 from fairshare.cli._files import check_readable, write_text
 from fairshare.cli.catalog import add_catalog_option, add_debug_option, load_cli_catalog
+from fairshare.documents import MAX_JSON_BYTES
 from fairshare.errors import InvalidInputError
 
 __all__ = ["add_import_command", "parse_type_map", "parse_window"]
@@ -35,7 +36,11 @@ def parse_type_map(values: list[str] | None) -> dict[str, str]:
             kind, eq, name = part.partition("=")
             if not eq or not kind.strip() or not name.strip():
                 raise InvalidInputError("--gpu-type-map", text, f"expected KIND=TYPE pairs, got {part!r}")
-            out[kind.strip()] = name.strip()
+            kind, name = kind.strip(), name.strip()
+            if out.get(kind, name) != name:
+                raise InvalidInputError("--gpu-type-map", part, f"{kind} is already mapped to {out[kind]}: "
+                                        "give each source GPU type one target")
+            out[kind] = name
     return out
 
 
@@ -147,6 +152,11 @@ def _import(args: Namespace) -> int:
             raise
         raise InvalidInputError("--window", args.window, exc.reason) from None
     text = format_trace(res.trace, fmt, meta={"imported": res.source} if fmt == "json" else None)
+    size = len(text.encode("utf-8")) if fmt == "json" and 4 * len(text) > MAX_JSON_BYTES else len(text)
+    if fmt == "json" and size > MAX_JSON_BYTES:  # the trace reader (a JSON document) would refuse it
+        raise InvalidInputError("--output", str(out), f"the JSON trace of {len(res.trace):,} jobs would be "
+                                f"{size / 2**20:,.0f} MiB, above the {MAX_JSON_BYTES // 2**20} MiB a JSON "
+                                "document may have: write it as .csv (no size limit), or keep a part (--window)")
     write_text("--output", out, text)
     for line in res.summary():
         print(line, file=sys.stderr)

@@ -8,7 +8,7 @@ import io
 import math
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -120,6 +120,7 @@ class _Raw:
     skipped: Counter[str] = field(default_factory=Counter)   # left out where no submit time is known
     skipped_at: list[tuple[str, float]] = field(default_factory=list)  # (reason, submit time) of the others
     inventory: dict[str, int] = field(default_factory=dict)  # source GPU type -> GPUs (machine list)
+    where: list[str] = field(default_factory=list)          # where each job is in the source, for errors
 
     def skip(self, reason: str, submit: float) -> None:
         """Leave out a job submitted at ``submit`` (counted by :meth:`in_window`)."""
@@ -167,7 +168,9 @@ class _Raw:
         return keep, carried, lo, +out
 
     def add(self, jid: str, submit: float, run: float, censored: bool, gpus: float, gpu_type: str, user: str,
-            model_key: str, meta: dict[str, str], start: float | None = None, tenant: str | None = None) -> None:
+            model_key: str, meta: dict[str, str], start: float | None = None, tenant: str | None = None,
+            where: str = "") -> None:
+        self.where.append(where or f"job {len(self.id) + 1}")
         self.id.append(jid)
         self.submit.append(submit)
         self.start.append(submit if start is None else start)
@@ -223,6 +226,12 @@ class ImportResult:
                  f"{', '.join(map(str, part)) or '-'})"]
         if self.skipped:
             lines.append("skipped: " + ", ".join(f"{n} {why}" for why, n in self.skipped.items()))
+        renamed = self.source.get("renamed_ids") or {}
+        if renamed:
+            repeats = sum(len(v) for v in renamed.values())
+            first, names = next(iter(renamed.items()))
+            lines.append(f"{repeats} repeated job id{'s' if repeats != 1 else ''} renamed, first kept as it was "
+                         f"(e.g. {first} -> {', '.join(names[:3])})")
         window = self.source.get("window")
         span = float(t.arrival.max()) / 3600.0
         where = (f"submitted in the window {_hours(window[0])}:{_hours(window[1])} h of the source"
@@ -376,8 +385,123 @@ def _text(data: bytes, path: str) -> str:
     return text
 
 
-def _csv_rows(text: str) -> list[list[str]]:
-    return [[c.strip() for c in row] for row in csv.reader(io.StringIO(text)) if row and any(c.strip() for c in row)]
+def _clip_cell(value: str) -> str:
+    return value if len(value) <= 80 else f"{value[:60]}... ({len(value):,} characters)"
+
+
+class _Table:
+    """One CSV table of a source, read once: its header and its rows as :class:`_Row` (line numbers kept).
+
+    The one reader of source cells: every error names the file, the line and the column. A header that
+    repeats a column, and a row whose number of fields differs from the header's, are refused. ``header``
+    False reads a file without a header line (PAI's tables), its columns named by ``names``.
+    """
+
+    def __init__(self, path: str, data: bytes, *, names: Sequence[str] | None = None, header: bool = True) -> None:
+        self.name = Path(path).name
+        text = _text(data, path)
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        reader = csv.reader(io.StringIO(text))
+        rows: list[tuple[int, list[str]]] = []
+        try:
+            for row in reader:
+                if row and any(c.strip() for c in row):
+                    rows.append((reader.line_num, [c.strip() for c in row]))
+        except csv.Error as exc:
+            raise InvalidInputError(f"{self.name}, line {reader.line_num}", None,
+                                    f"not a well-formed CSV line ({exc}; a cell may hold at most "
+                                    f"{csv.field_size_limit():,} characters)") from None
+        if header and rows:
+            self.head = rows[0][1]
+            rows = rows[1:]
+        else:
+            self.head = list(names or [])
+        seen: set[str] = set()
+        for col in self.head:
+            if col in seen:
+                raise InvalidInputError(f"{self.name}, header", col, "column given twice: which one holds the data "
+                                        "is ambiguous")
+            seen.add(col)
+        self.rows = rows
+        self._kinds: dict[str, tuple[str, int]] = {}  # column -> (number or date, first line)
+
+    def __iter__(self) -> Iterator[_Row]:
+        width = len(self.head)
+        for line, cells in self.rows:
+            if len(cells) != width:
+                raise InvalidInputError(f"{self.name}, line {line}", _clip_cell(",".join(cells)),
+                                        f"expected {width} fields ({', '.join(self.head)}), got {len(cells)}")
+            yield _Row(self, line, dict(zip(self.head, cells, strict=True)))
+
+    def require(self, columns: Sequence[str], what: str) -> None:
+        """Refuse the table unless its header has every one of ``columns``."""
+        missing = [c for c in columns if c not in self.head]
+        if missing:
+            raise InvalidInputError(f"{self.name}, header", ",".join(self.head),
+                                    f"{what} needs the column{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+
+    def kind(self, column: str, kind: str, line: int, value: str) -> None:
+        """Record that ``column`` holds times of ``kind``; refuse a column mixing numbers and dates."""
+        first = self._kinds.setdefault(column, (kind, line))
+        if first[0] != kind:
+            raise InvalidInputError(f"{self.name}, line {line}, {column}", value,
+                                    f"{'a date' if kind == 'date' else 'a number'} in a column of "
+                                    f"{first[0]}s (line {first[1]}): give every time of a column the same way")
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    """One row of a :class:`_Table`: its cells by column, read by the methods that name file, line and column."""
+
+    table: _Table
+    line: int
+    cells: dict[str, str]
+
+    def where(self, column: str) -> str:
+        """The field of an error about ``column`` in this row: ``"pods.csv, line 3, num_gpu"``."""
+        return f"{self.table.name}, line {self.line}, {column}"
+
+    def text(self, column: str | None) -> str:
+        """The cell (``""`` for a column not mapped or empty)."""
+        return self.cells.get(column, "") if column is not None else ""
+
+    def number(self, column: str, unit: float = 1.0, *, minimum: float | None = None) -> float:
+        """The cell as a finite number times ``unit`` (finite after the unit too), at least ``minimum``."""
+        value = self.text(column)
+        try:
+            x = float(value)
+        except ValueError:
+            raise InvalidInputError(self.where(column), _clip_cell(value), "not a number") from None
+        x *= unit
+        if not math.isfinite(x):
+            raise InvalidInputError(self.where(column), _clip_cell(value), "must be finite (in seconds or GPUs, "
+                                    "after its unit)")
+        if minimum is not None and x < minimum:
+            raise InvalidInputError(self.where(column), value, f"must be >= {minimum:g}")
+        return x
+
+    def count(self, column: str) -> int:
+        """The cell as a whole count ``>= 0`` (a GPU count: ``2.9`` and ``-1`` are refused, not truncated)."""
+        x = self.number(column, minimum=0)
+        if x != math.floor(x) or x > 2**31:
+            raise InvalidInputError(self.where(column), self.text(column), "must be a whole number from 0 to 2**31")
+        return int(x)
+
+    def time(self, column: str, unit: float = 1.0) -> float:
+        """The cell as a time in seconds: a number in ``unit`` or an ISO 8601 date and time (naive: UTC).
+
+        One column holds one kind: a number in a column whose first time was a date (or the reverse) is refused.
+        """
+        value = self.text(column)
+        x = _time(value, unit, self.where(column))
+        try:
+            float(value)
+            kind = "number"
+        except ValueError:
+            kind = "date"
+        self.table.kind(column, kind, self.line, value)
+        return x
 
 
 def _time(value: str, unit: float, where: str) -> float:
@@ -385,6 +509,8 @@ def _time(value: str, unit: float, where: str) -> float:
     v = value.strip()
     try:
         x = float(v) * unit
+    except OverflowError:
+        x = math.inf
     except ValueError:
         try:
             dt = datetime.fromisoformat(v)
@@ -396,14 +522,3 @@ def _time(value: str, unit: float, where: str) -> float:
     if not math.isfinite(x):
         raise InvalidInputError(where, v, "must be finite")
     return x
-
-
-def _num(value: str, where: str) -> float:
-    try:
-        x = float(value)
-    except ValueError:
-        raise InvalidInputError(where, value, "not a number") from None
-    if not math.isfinite(x):
-        raise InvalidInputError(where, value, "must be finite")
-    return x
-

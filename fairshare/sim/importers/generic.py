@@ -6,16 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fairshare.errors import InvalidInputError
-from fairshare.sim.importers.base import (
-    GPU_UNITS,
-    TIME_UNITS,
-    CsvColumns,
-    _csv_rows,
-    _num,
-    _Raw,
-    _text,
-    _time,
-)
+from fairshare.sim.importers.base import GPU_UNITS, TIME_UNITS, CsvColumns, _Raw, _Table
 
 __all__ = ["read"]
 
@@ -28,10 +19,10 @@ def read(files: Sequence[tuple[str, bytes]], columns: CsvColumns | None = None) 
     if len(files) != 1:
         raise InvalidInputError("trace file", [p for p, _ in files], "the csv format reads one file")
     path, data = files[0]
-    rows = _csv_rows(_text(data, path))
-    if not rows:
+    table = _Table(path, data)
+    if not table.head:
         raise InvalidInputError("trace file", path, "empty")
-    head, body = rows[0], rows[1:]
+    head = table.head
     names = {"arrival": cols.arrival, "gpus": cols.gpus, "duration": cols.duration, "end": cols.end,
              "start": cols.start, "gpu_type": cols.gpu_type, "user": cols.user, "id": cols.id, "model": cols.model,
              "status": cols.status, "censored": cols.censored, "tenant": cols.tenant}
@@ -43,46 +34,38 @@ def read(files: Sequence[tuple[str, bytes]], columns: CsvColumns | None = None) 
     unit, gunit = TIME_UNITS[cols.time_unit], GPU_UNITS[cols.gpu_unit]
     raw = _Raw()
     clock = 0.0                                         # arrival_gaps: the running sum of the gaps
-    for k, r in enumerate(body):
-        where = f"{Path(path).name}, line {k + 2}"
-        if len(r) != len(head):
-            raise InvalidInputError(f"row {k + 1}", ",".join(r), f"expected {len(head)} fields ({where})")
-        d = dict(zip(head, r, strict=True))
-
-        def cell(opt: str, d: dict[str, str] = d) -> str:
-            col = names[opt]
-            return d[col] if col is not None else ""
-
-        if not cell("arrival"):
+    for n, row in enumerate(table, 1):
+        if not row.text(cols.arrival):
             raw.skipped["no submit time"] += 1
             continue
-        submit = _time(cell("arrival"), unit, f"row {k + 1}.{cols.arrival}")
+        submit = row.time(cols.arrival, unit)
         if cols.arrival_gaps:
             if submit < 0:
-                raise InvalidInputError(f"row {k + 1}.{cols.arrival}", cell("arrival"), "a gap must be >= 0")
+                raise InvalidInputError(row.where(cols.arrival), row.text(cols.arrival), "a gap must be >= 0")
             clock += submit
             submit = clock
-        gpus = _num(cell("gpus") or "0", f"row {k + 1}.{cols.gpus}") * gunit
+        gpus = row.number(cols.gpus, gunit) if row.text(cols.gpus) else 0.0
         if gpus <= 0:
             raw.skip("no GPU", submit)
             continue
         begin = submit                                      # unknown with --duration: the submit time
         if cols.duration is not None:
-            if not cell("duration"):
+            if not row.text(cols.duration):
                 raw.skip("never started", submit)
                 continue
-            run = _num(cell("duration"), f"row {k + 1}.{cols.duration}") * unit
+            run = row.number(cols.duration, unit)
         else:
-            if not cell("end") or (cols.start is not None and not cell("start")):
+            if not row.text(cols.end) or (cols.start is not None and not row.text(cols.start)):
                 raw.skip("never started", submit)
                 continue
-            begin = _time(cell("start"), unit, f"row {k + 1}.{cols.start}") if cols.start is not None else submit
-            run = _time(cell("end"), unit, f"row {k + 1}.{cols.end}") - begin
-        status = cell("status")
-        censored = (bool(status) and status in cols.running) or cell("censored").lower() in ("1", "true", "yes")
-        meta = {c: v for c, v in d.items() if c not in mapped}
+            begin = row.time(cols.start, unit) if cols.start is not None else submit
+            run = row.time(cols.end or "", unit) - begin
+        status = row.text(cols.status)
+        censored = (bool(status) and status in cols.running) or row.text(cols.censored).lower() in ("1", "true", "yes")
+        meta = {c: v for c, v in row.cells.items() if c not in mapped}
         if status:
             meta["status"] = status
-        raw.add(cell("id") or str(k + 1), submit, run, censored, gpus, cell("gpu_type"), cell("user"), cell("model"),
-                meta, start=begin, tenant=None if cols.tenant is None else cell("tenant"))
+        raw.add(row.text(cols.id) or str(n), submit, run, censored, gpus, row.text(cols.gpu_type),
+                row.text(cols.user), row.text(cols.model), meta, start=begin,
+                tenant=None if cols.tenant is None else row.text(cols.tenant), where=row.where(cols.id or "row"))
     return raw

@@ -3,70 +3,61 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from fairshare.errors import InvalidInputError
-from fairshare.sim.importers.base import (
-    CsvColumns,
-    _csv_rows,
-    _num,
-    _Raw,
-    _text,
-)
+from fairshare.sim.importers.base import CsvColumns, _Raw, _Row, _Table
 
-__all__ = ["read"]
+__all__ = ["POD_COLUMNS", "read"]
+
+
+POD_COLUMNS = ("name", "num_gpu", "gpu_milli", "creation_time", "deletion_time", "scheduled_time")
+"""Columns a pod list must have (without ``gpu_milli`` every part-of-a-GPU request would read as whole GPUs)."""
 
 
 def read(files: Sequence[tuple[str, bytes]], columns: CsvColumns | None = None) -> _Raw:
     """The jobs of the GPU 2023 source ``files`` (name, bytes); ``columns`` is not used."""
     raw = _Raw()
-    pods: list[dict[str, str]] | None = None
+    pods: list[_Row] | None = None
     for path, data in files:
-        rows = _csv_rows(_text(data, path))
-        if not rows:
+        table = _Table(path, data)
+        if not table.head:
             continue
-        head = rows[0]
-        if {"sn", "gpu", "model"} <= set(head):                      # node list
-            for r in rows[1:]:
-                d = dict(zip(head, r, strict=False))
-                n = int(_num(d.get("gpu") or "0", f"{path}: gpu"))
+        head = set(table.head)
+        if {"sn", "gpu", "model"} <= head:                      # node list
+            for row in table:
+                n = row.count("gpu") if row.text("gpu") else 0
                 if n > 0:
-                    raw.inventory[d.get("model") or "?"] = raw.inventory.get(d.get("model") or "?", 0) + n
-        elif {"name", "num_gpu", "creation_time"} <= set(head):
+                    kind = row.text("model") or "?"
+                    raw.inventory[kind] = raw.inventory.get(kind, 0) + n
+        elif {"name", "num_gpu", "creation_time"} <= head:
             if pods is not None:
                 raise InvalidInputError("trace file", path, "a second pod list")
-            pods = []
-            for k, r in enumerate(rows[1:]):
-                if len(r) != len(head):
-                    raise InvalidInputError(f"{Path(path).name}: row {k + 1}", ",".join(r),
-                                            f"expected {len(head)} fields")
-                pods.append(dict(zip(head, r, strict=True)))
+            table.require(POD_COLUMNS, "an openb pod list")
+            pods = list(table)
         else:
             raise InvalidInputError("trace file", path, "neither an openb pod list nor an openb node list (header)")
     if pods is None:
         raise InvalidInputError("trace file", [p for p, _ in files], "openb2023 needs an openb_pod_list CSV")
-    ends = [float(p["deletion_time"]) for p in pods if p.get("deletion_time")]
+    ends = [row.number("deletion_time") for row in pods if row.text("deletion_time")]
     end_of_trace = max(ends) if ends else 0.0
     used = {"name", "num_gpu", "gpu_milli", "gpu_spec", "creation_time", "deletion_time", "scheduled_time"}
-    for k, p in enumerate(pods):
-        where = f"pod row {k + 1}"
-        num = _num(p.get("num_gpu") or "0", f"{where}.num_gpu")
-        milli = _num(p["gpu_milli"], f"{where}.gpu_milli") if p.get("gpu_milli") else 1000.0
+    for row in pods:
+        num = row.number("num_gpu", minimum=0) if row.text("num_gpu") else 0.0
+        milli = row.number("gpu_milli", minimum=0) if row.text("gpu_milli") else 1000.0
         gpus = num * milli / 1000.0
-        t_sub = _num(p["creation_time"], f"{where}.creation_time")
+        t_sub = row.number("creation_time")
         if gpus <= 0:
             raw.skip("no GPU", t_sub)
             continue
-        if not p.get("scheduled_time"):
+        if not row.text("scheduled_time"):
             raw.skip("never started", t_sub)
             continue
-        start = _num(p["scheduled_time"], f"{where}.scheduled_time")
-        stop = _num(p["deletion_time"], f"{where}.deletion_time") if p.get("deletion_time") else end_of_trace
-        censored = not p.get("deletion_time") or stop >= end_of_trace
-        spec = p.get("gpu_spec", "")
-        meta = {c: v for c, v in p.items() if c not in used}
+        start = row.number("scheduled_time")
+        stop = row.number("deletion_time") if row.text("deletion_time") else end_of_trace
+        censored = not row.text("deletion_time") or stop >= end_of_trace
+        spec = row.text("gpu_spec")
+        meta = {c: v for c, v in row.cells.items() if c not in used}
         meta["gpu_spec"] = spec
-        raw.add(p["name"], t_sub, stop - start, censored, gpus, spec if spec and "|" not in spec else "", "", "",
-                meta, start=start)
+        raw.add(row.text("name"), t_sub, stop - start, censored, gpus, spec if spec and "|" not in spec else "", "",
+                "", meta, start=start, where=row.where("name"))
     return raw
-

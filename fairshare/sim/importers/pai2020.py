@@ -3,16 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from fairshare.errors import InvalidInputError
-from fairshare.sim.importers.base import (
-    CsvColumns,
-    _csv_rows,
-    _num,
-    _Raw,
-    _text,
-)
+from fairshare.sim.importers.base import CsvColumns, _Raw, _Row, _Table
 
 __all__ = ["read"]
 
@@ -26,62 +19,55 @@ _HEADERS = {
 
 def read(files: Sequence[tuple[str, bytes]], columns: CsvColumns | None = None) -> _Raw:
     """The jobs of the PAI 2020 source ``files`` (name, bytes); ``columns`` is not used."""
-    tables: dict[str, list[list[str]]] = {}
+    tables: dict[str, list[_Row]] = {}
     for path, data in files:
-        rows = _csv_rows(_text(data, path))
-        if not rows:
+        table = _Table(path, data, header=False)
+        if not table.rows:
             continue
-        width = len(rows[0])
+        width = len(table.rows[0][1])
         name = next((n for n, h in _HEADERS.items() if len(h) == width), None)
         if name is None:
             raise InvalidInputError("trace file", path, f"{width} columns: not a pai_job_table (6), pai_task_table "
                                     "(10) or pai_machine_spec (5)")
         if name in tables:
             raise InvalidInputError("trace file", path, f"a second {name}")
-        if tuple(rows[0]) == _HEADERS[name]:
-            rows = rows[1:]
-        bad = next((k for k, r in enumerate(rows) if len(r) != width), None)
-        if bad is not None:
-            raise InvalidInputError(f"{Path(path).name}: row {bad + 1}", ",".join(rows[bad]),
-                                    f"expected {width} fields")
-        tables[name] = rows
+        if tuple(table.rows[0][1]) == _HEADERS[name]:
+            table.rows = table.rows[1:]
+        table.head = list(_HEADERS[name])
+        tables[name] = list(table)
     if "pai_job_table" not in tables or "pai_task_table" not in tables:
         raise InvalidInputError("trace file", [p for p, _ in files], "pai2020 needs pai_job_table and pai_task_table")
     raw = _Raw()
-    for r in tables.get("pai_machine_spec", []):
-        cap = r[4]
-        if cap:
-            raw.inventory[r[1]] = raw.inventory.get(r[1], 0) + int(_num(cap, "pai_machine_spec.cap_gpu"))
-    tasks: dict[str, list[list[str]]] = {}
+    for row in tables.get("pai_machine_spec", []):
+        if row.text("cap_gpu"):
+            kind = row.text("gpu_type")
+            raw.inventory[kind] = raw.inventory.get(kind, 0) + row.count("cap_gpu")
+    tasks: dict[str, list[_Row]] = {}
     stamps: list[float] = []
-    for k, r in enumerate(tables["pai_task_table"]):
-        tasks.setdefault(r[0], []).append(r)
-        for c in (4, 5):
-            if r[c]:
-                stamps.append(_num(r[c], f"pai_task_table row {k + 1}"))
-    for k, r in enumerate(tables["pai_job_table"]):
-        for c in (4, 5):
-            if r[c]:
-                stamps.append(_num(r[c], f"pai_job_table row {k + 1}"))
+    for row in tables["pai_task_table"]:
+        tasks.setdefault(row.text("job_name"), []).append(row)
+        stamps += [row.number(c) for c in ("start_time", "end_time") if row.text(c)]
+    for row in tables["pai_job_table"]:
+        stamps += [row.number(c) for c in ("start_time", "end_time") if row.text(c)]
     end_of_trace = max(stamps) if stamps else 0.0
-    for k, (name, inst, user, status, submit, end) in enumerate(tables["pai_job_table"]):
-        where = f"pai_job_table row {k + 1}"
-        if not submit:
+    for row in tables["pai_job_table"]:
+        name, status, end = row.text("job_name"), row.text("status"), row.text("end_time")
+        if not row.text("start_time"):
             raw.skipped["no submit time"] += 1
             continue
         gpus, starts, ends = 0.0, [], []
         by_type: dict[str, float] = {}
         for t in tasks.get(name, []):
-            n = _num(t[2], f"{where}: task inst_num") if t[2] else 1.0
-            g = _num(t[8], f"{where}: task plan_gpu") / 100.0 if t[8] else 0.0
+            n = t.number("inst_num", minimum=0) if t.text("inst_num") else 1.0
+            g = t.number("plan_gpu", 0.01, minimum=0) if t.text("plan_gpu") else 0.0
             gpus += n * g
             if n * g > 0:
-                by_type[t[9] or ""] = by_type.get(t[9] or "", 0.0) + n * g
-            if t[4]:
-                starts.append(float(t[4]))
-            if t[5]:
-                ends.append(float(t[5]))
-        t_sub = _num(submit, f"{where}.start_time")
+                by_type[t.text("gpu_type")] = by_type.get(t.text("gpu_type"), 0.0) + n * g
+            if t.text("start_time"):
+                starts.append(t.number("start_time"))
+            if t.text("end_time"):
+                ends.append(t.number("end_time"))
+        t_sub = row.number("start_time")
         if gpus <= 0:
             raw.skip("no GPU", t_sub)
             continue
@@ -89,10 +75,10 @@ def read(files: Sequence[tuple[str, bytes]], columns: CsvColumns | None = None) 
             raw.skip("never started", t_sub)
             continue
         censored = status == "Running" or not (end or ends)
-        stop = end_of_trace if censored else max([float(end)] if end else ends)
+        stop = end_of_trace if censored else max([row.number("end_time")] if end else ends)
         gpu_type = max(by_type, key=lambda k: by_type[k]) if by_type else ""
-        meta = {"status": status, "inst_id": inst, "tasks": str(len(tasks.get(name, []))),
+        meta = {"status": status, "inst_id": row.text("inst_id"), "tasks": str(len(tasks.get(name, []))),
                 "gpu_types": "|".join(sorted(k for k in by_type if k)) if len(by_type) > 1 else ""}
-        raw.add(name, t_sub, stop - min(starts), censored, gpus, gpu_type, user, "", meta, start=min(starts))
+        raw.add(name, t_sub, stop - min(starts), censored, gpus, gpu_type, row.text("user"), "", meta,
+                start=min(starts), where=row.where("job_name"))
     return raw
-

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fairshare._validate import clip
 from fairshare.errors import InvalidInputError
 from fairshare.problem import MAX_GPUS
 from fairshare.sim.catalog import Catalog
@@ -98,6 +99,10 @@ def apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]]
         if isinstance(got, str):
             skipped[got] += 1
             continue
+        if got[2] > MAX_ITERATIONS:  # refused, not clipped: the source's run time is wrong or in another unit
+            raise InvalidInputError(raw.where[i], clip(raw.id[i]), f"ran {todo_run[i]:.6g} s: {got[2]:.3g} "
+                                    f"iterations of {got[0]!r}, above the {MAX_ITERATIONS:g} a trace may hold "
+                                    "(is the time unit right?)")
         keep.append(i)
         out_model.append(got[0])
         out_scale.append(got[1])
@@ -108,7 +113,8 @@ def apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]]
     arrival = todo_submit[k] - (start if carry_in and start is not None else todo_submit[k].min())
     if arrival.max() > MAX_ARRIVAL:
         raise InvalidInputError("trace", [p for p, _ in files], f"spans more than {MAX_ARRIVAL:g} s")
-    trace = Trace(id=_unique_ids([raw.id[i] for i in keep]), arrival=arrival, model=tuple(out_model),
+    ids, renamed = _unique_ids([raw.id[i] for i in keep])
+    trace = Trace(id=ids, arrival=arrival, model=tuple(out_model),
                   scale=np.array(out_scale), iterations=np.array(out_iter), tenant=tuple(tenants[i] for i in keep),
                   gpus=np.minimum(gpus[k], MAX_GPUS), censored=np.array([raw.censored[i] for i in keep], dtype=bool),
                   metadata=_metadata(raw, keep, todo_run, run, carried))
@@ -127,6 +133,7 @@ def apply_rule(raw: _Raw, cat: Catalog, fmt: str, files: list[tuple[str, bytes]]
         "models": None if models is None else list(models),
         "columns": None if columns is None else {f: getattr(columns, f) for f in columns.__dataclass_fields__},
         "jobs": len(trace), "censored": int(trace.censored.sum()), "skipped": dict(skipped),
+        "renamed_ids": renamed,
         "suggested_cluster": suggested, "unmapped_gpu_types": unmapped,
         "tenant": tenant or "user",
         "gpu_types_known": bool(suggested),
@@ -245,8 +252,9 @@ class _Pool:
             pool = there if there.size else pool_idx
             m = int(pool[_hash(key or jid) % len(pool)])
         rate = tp[m, gi] if gi >= 0 and tp[m, gi] > 0 else float(tp[m, self.tgt].max())
-        return self.allowed[m], (float(g) if share else scale), min(MAX_ITERATIONS,
-                                                                     max(1.0, float(np.rint(run * rate))))
+        work = float(run) * float(rate)  # iterations; inf for a run time too long for any trace (refused later)
+        return self.allowed[m], (float(g) if share else scale), max(1.0, float(round(work)) if math.isfinite(work)
+                                                                    else math.inf)
 
 
 def common_gpu_types(cat: Catalog) -> tuple[str, ...]:
@@ -296,18 +304,33 @@ def _tenants(raw: _Raw, field: str | None) -> list[str]:
     return [m.get(field, "") for m in raw.meta]
 
 
-def _unique_ids(ids: list[str]) -> tuple[str, ...]:
-    """The kept jobs' ids, a repeated one suffixed ``#2``, ``#3``, ..."""
-    seen: dict[str, int] = {}
+def _unique_ids(ids: list[str]) -> tuple[tuple[str, ...], dict[str, list[str]]]:
+    """The kept jobs' ids, each repeat renamed ``ID#2``, ``ID#3``, ... in source order, and the renames.
+
+    A name already taken (a source that also has a job ``j1#2``) is skipped: ``j1#3``. The renames map each
+    repeated id to the new names of its repeats.
+    """
+    taken = set(ids)
+    first: set[str] = set()
+    count: dict[str, int] = {}
+    renamed: dict[str, list[str]] = {}
     out = []
     for jid in ids:
-        if jid in seen:
-            seen[jid] += 1
-            jid = f"{jid}#{seen[jid]}"
-        else:
-            seen[jid] = 1
-        out.append(jid)
-    return tuple(out)
+        if jid not in first:
+            first.add(jid)
+            out.append(jid)
+            continue
+        k = count.get(jid, 1)
+        while True:
+            k += 1
+            new = f"{jid}#{k}"
+            if new not in taken:
+                break
+        count[jid] = k
+        taken.add(new)
+        renamed.setdefault(jid, []).append(new)
+        out.append(new)
+    return tuple(out), renamed
 
 
 def _metadata(raw: _Raw, keep: list[int], todo_run: np.ndarray, run: np.ndarray,
