@@ -219,3 +219,11 @@ def test_bench_highs_options_sets_the_options() -> None:
         assert all(option(highs.IncrementalLP(lp).highs, k) == defaults[k] for k in options)  # restored
     with pytest.raises(RuntimeError, match="no_such_option"), mod.highs_options({"no_such_option": 1}):
         highs.IncrementalLP(lp)
+
+
+def test_bench_engine_memory_runs_a_few_rounds(capsys) -> None:
+    mod = load("bench_engine_memory")
+    points = mod.run(40, 20)
+    assert [r for r, _, _ in points] == [20, 40]
+    assert mod.main(["--rounds", "40", "--every", "10"]) == 0
+    assert "per 1,000 rounds" in capsys.readouterr().out

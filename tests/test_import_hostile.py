@@ -164,3 +164,17 @@ def test_conflicting_gpu_type_map_entries_are_refused(tmp_path: Path, capsys: py
     assert main([*argv, "--gpu-type-map", "V100=K80", "--gpu-type-map", "V100=P100"]) == 2
     assert "`--gpu-type-map` = 'V100=P100': V100 is already mapped to K80" in capsys.readouterr().err
     assert main([*argv, "--gpu-type-map", "V100=K80", "--gpu-type-map", "V100=K80"]) == 0  # the same twice is fine
+
+
+def test_running_out_of_memory_is_reported_as_the_source_too_large(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    import fairshare.sim.importers as importers
+
+    def no_memory(*args: object, **kwargs: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(importers, "import_trace", no_memory)
+    src = _csv(tmp_path, "id,sub,g,d\na,0,1,60\n")
+    assert main(["trace", "import", str(src), *CSV_ARGS, "-o", str(tmp_path / "o.json")]) == 2
+    err = capsys.readouterr().err
+    assert "not enough memory to import" in err and "internal error" not in err

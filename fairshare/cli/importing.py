@@ -143,6 +143,11 @@ def _import(args: Namespace) -> int:
         res = import_trace(args.files, args.format, catalog=cat, columns=columns, fractional=args.fractional,
                            gpu_type_map=parse_type_map(args.gpu_type_map), models=models, gpu_types=targets,
                            window=window, carry_in=args.carry_in, tenant=tenant)
+    except MemoryError:  # an honest message, not "internal error": the source is too large for this machine
+        size = sum(Path(f).stat().st_size for f in args.files if Path(f).is_file())
+        raise InvalidInputError("FILE", args.files, f"not enough memory to import {size / 2**20:,.0f} MB of source "
+                                "(importing takes about 40 times a CSV source's size): cut the source into "
+                                "parts") from None
     except InvalidInputError as exc:
         if exc.field == "tenant":
             raise InvalidInputError("--tenant", args.tenant, exc.reason) from None
