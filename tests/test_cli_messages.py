@@ -39,3 +39,10 @@ def test_compare_refuses_one_policy_twice(capsys: pytest.CaptureFixture[str], tm
                "fifo", "--out", str(tmp_path), "--max-rounds", "2", "--no-plots")
     assert "`--policy` = 'fifo': given twice" in err
     assert not (tmp_path / "results.md").exists()
+
+
+def test_a_trace_file_that_is_not_json_names_trace(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    bad = tmp_path / "t.json"
+    bad.write_text('{"jobs": [')
+    assert "`--trace` = " in _err(capsys, "simulate", "--trace", str(bad), "--cluster", "V100=8", "--out",
+                                  str(tmp_path / "o"), "--no-plots")

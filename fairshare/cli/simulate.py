@@ -309,7 +309,12 @@ def _preflight(args: Namespace, trace: dict[str, Any], cat: Any, cluster: str) -
     except InvalidInputError as exc:
         raise InvalidInputError(f"--{exc.field.replace('_', '-')}", exc.value, exc.reason) from None
     if "path" in trace:
-        tr = read_trace(trace["path"], catalog=cat)
+        try:
+            tr = read_trace(trace["path"], catalog=cat)
+        except InvalidInputError as exc:
+            if exc.field != "document":  # the file as a whole (not JSON, too large): name the option
+                raise
+            raise InvalidInputError("--trace", trace["path"], exc.reason) from None
     else:
         try:
             tr = generate_trace(**trace, catalog=cat)
