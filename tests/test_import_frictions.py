@@ -189,7 +189,7 @@ def test_arrival_gaps_are_summed_into_submit_times(tmp_path: Path, capsys: pytes
     part = import_trace([path], "csv", columns=cols, window=(0.1, None))       # 360 s on: the last two
     assert sorted(part.trace.id) == ["j3", "j4"]
     path.write_text("job,interval,gpus,run\nj0,0,1,600\nj1,-5,1,600\n")
-    with pytest.raises(InvalidInputError, match=r"row 2\.interval.*>= 0"):
+    with pytest.raises(InvalidInputError, match=r"line 3, interval.*>= 0"):
         import_trace([path], "csv", columns=cols)
     assert main(["trace", "import", str(OPENB[1]), "--format", "openb2023", "--arrival-gaps", "-o",
                  str(tmp_path / "x.json")]) == 2

@@ -267,6 +267,18 @@ def _end_run_folder(out: Any) -> None:
         raise cannot("--out", out / INCOMPLETE, "remove", exc) from exc
 
 
+def _read_trace_file(path: str, catalog: Any = None) -> Any:
+    """The trace file ``--trace``; an error about the file as a whole (not JSON, too large) names ``--trace``."""
+    from fairshare.sim.traces import read_trace
+
+    try:
+        return read_trace(path, catalog=catalog)
+    except InvalidInputError as exc:
+        if exc.field != "document":
+            raise
+        raise InvalidInputError("--trace", path, exc.reason) from None
+
+
 def _add_scale_out_if_needed(args: Namespace, trace: dict[str, Any]) -> None:
     """Add ``--catalog scale-out`` when the trace has gangs larger than the catalog's scales, saying so.
 
@@ -274,12 +286,11 @@ def _add_scale_out_if_needed(args: Namespace, trace: dict[str, Any]) -> None:
     needs the same figures. Nothing changes for a trace whose gangs the catalog covers.
     """
     from fairshare.sim.catalog.scaleout import SCALES
-    from fairshare.sim.traces import read_trace
 
     names = catalog_names(args)
     if "path" not in trace or "scale-out" in names:
         return
-    biggest = float(max(read_trace(trace["path"]).scale.tolist(), default=0))
+    biggest = float(max(_read_trace_file(trace["path"]).scale.tolist(), default=0))
     have = load_cli_catalog(args).scales
     if biggest <= max(have) or biggest > max(SCALES):
         return
@@ -300,7 +311,7 @@ def _preflight(args: Namespace, trace: dict[str, Any], cat: Any, cluster: str) -
     from fairshare.sim.config import SimConfig
     from fairshare.sim.load import offered_load
     from fairshare.sim.simulator import check_run
-    from fairshare.sim.traces import generate_trace, read_trace
+    from fairshare.sim.traces import generate_trace
 
     try:
         cfg = SimConfig(round_length=args.round_length, epsilon=args.epsilon, restart_overhead=args.restart_overhead,
@@ -309,12 +320,7 @@ def _preflight(args: Namespace, trace: dict[str, Any], cat: Any, cluster: str) -
     except InvalidInputError as exc:
         raise InvalidInputError(f"--{exc.field.replace('_', '-')}", exc.value, exc.reason) from None
     if "path" in trace:
-        try:
-            tr = read_trace(trace["path"], catalog=cat)
-        except InvalidInputError as exc:
-            if exc.field != "document":  # the file as a whole (not JSON, too large): name the option
-                raise
-            raise InvalidInputError("--trace", trace["path"], exc.reason) from None
+        tr = _read_trace_file(trace["path"], catalog=cat)
     else:
         try:
             tr = generate_trace(**trace, catalog=cat)
