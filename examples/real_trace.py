@@ -75,7 +75,7 @@ ROUND = SimConfig().round_length
 #: Release 0.2's settings, with which the published report was made: no restart overhead, jobs start at round
 #: boundaries and on idle GPUs between them (no re-planning at events), fairshare without shortfall prices.
 #: ``--current`` leaves them out (today's defaults of ``compare``).
-RELEASE_02_OPTIONS = ("--restart-overhead", "0", "--starts", "idle", "--shortfall-price", "none")
+RELEASE_02_OPTIONS = ("--restart-overhead", "0", "--starts", "idle", "--shortfall-price", "none", "--no-owed-wait")
 #: The policies of the shorter-rounds comparison (step 4).
 SHORT_ROUND_POLICIES = ("fairshare", "gavel", "ftf")
 

@@ -77,7 +77,8 @@ CAUSES = ("boundary", "queued", "gang", "unpaid", "shared")
 COLUMNS = ("seed", "id", "model", "scale", "class", "rho", "jct_h", "ideal_h", "rounds", "first_wait_s",
            "plans_waited", "unplaced_rounds", "below_fair_rounds", "max_deficit", "last_deficit", "cause")
 #: ``compare``'s options that this script takes too (its ``dest`` names), and the fairshare policy's among them.
-SIM_OPTIONS = ("round_length", "epsilon", "restart_overhead", "max_pairs", "no_colocation", "starts", "event_spacing")
+SIM_OPTIONS = ("round_length", "epsilon", "restart_overhead", "max_pairs", "no_colocation", "starts", "event_spacing",
+               "no_owed_wait")
 POLICY_OPTIONS = ("mode", "priority", "shortfall_price")
 _EPS = 1e-9
 
@@ -165,7 +166,8 @@ def sim_config(args: argparse.Namespace) -> SimConfig:
     return SimConfig(round_length=args.round_length, epsilon=args.epsilon, restart_overhead=args.restart_overhead,
                      max_pairs_per_job=args.max_pairs, colocation=not args.no_colocation, starts=args.starts,
                      max_rounds=args.max_rounds, until=None if args.until is None else args.until * 3600.0,
-                     **({} if args.event_spacing is None else {"event_spacing": args.event_spacing}))
+                     **({} if args.event_spacing is None else {"event_spacing": args.event_spacing}),
+                     wait_is_owed=not args.no_owed_wait)
 
 
 def policy_settings(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -276,6 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                       help="when jobs start: idle, round, or events (the fairshare policy plans again at arrivals "
                            "and finishes; plans_waited then counts those plans too)")
     same.add_argument("--event-spacing", type=float, default=None, help="--starts events: least time between plans")
+    same.add_argument("--no-owed-wait", action="store_true", default=None,
+                      help="a newcomer owes nothing for its wait before its first plan (release 0.2's rule)")
     args = ap.parse_args(argv)
     if args.trace is None and (args.cluster != CLUSTER or args.catalog is not None or args.until is not None):
         ap.error("--cluster, --catalog and --until go with --trace")

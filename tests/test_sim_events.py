@@ -157,3 +157,17 @@ def test_a_restart_longer_than_a_round_goes_on_into_the_next_plan():
     tau = job.iterations / job.ideal_seconds  # alone on the only GPU the whole time
     # it lost exactly 500 s to its one restart, across the first two rounds
     assert job.finish - job.arrival == pytest.approx(500.0 + job.iterations / tau, rel=1e-9)
+
+
+@pytest.mark.parametrize("owed", [True, False])
+def test_a_newcomer_is_owed_its_wait_unless_told_otherwise(owed):
+    from fairshare.sim.catalog import load_catalog
+    from fairshare.sim.config import SimConfig as Cfg
+    from fairshare.sim.ledger import _Ledger
+    from fairshare.sim.traces import Trace
+
+    trace = Trace(id=["a"], arrival=[90.0], model=["ResNet-18 (batch size 32)"], scale=[1], iterations=[1e5])
+    led = _Ledger.of(trace, load_catalog(), {"V100": 1})
+    cfg = Cfg(epsilon=0.2, wait_is_owed=owed)
+    led.admit(0, 360.0, cfg)
+    assert led.deficit[0] == pytest.approx(0.8 * 270.0 / 360.0 if owed else 0.0)

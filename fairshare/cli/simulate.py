@@ -198,7 +198,8 @@ def _run(args: Namespace, policies: list[str]) -> int:
                "max_pairs_per_job": args.max_pairs, "colocation": not args.no_colocation,
                "progress": None if len(policies) == 1 else False, "max_rounds": args.max_rounds,
                "until": None if args.until is None else args.until * 3600.0, "starts": args.starts,
-               **({} if args.event_spacing is None else {"event_spacing": args.event_spacing})}
+               **({} if args.event_spacing is None else {"event_spacing": args.event_spacing}),
+               **({"wait_is_owed": False} if args.no_owed_wait else {})}
         if name == "fairshare" and "mode" not in opts and args.mode:
             opts["mode"] = args.mode
         if name == "fairshare" and "priority" not in opts and args.priority:
@@ -490,6 +491,9 @@ def _common(p: ArgumentParser) -> None:
                           "(fairshare) plans the rest of the round at every arrival and finish, the others as idle; "
                           "(idle) at round boundaries and also between them on idle GPUs, at every arrival and "
                           "finish; (round) only at round boundaries")
+    sim.add_argument("--no-owed-wait", action="store_true",
+                     help="a job starts owing nothing for the time it waited before its first plan (release 0.2's "
+                          "rule; default: it is owed that wait's fair progress)")
     sim.add_argument("--event-spacing", type=float, default=None, metavar="SECONDS",
                      help="--starts events: least simulated time between two plans (default 30 s)")
     outg = p.add_argument_group("output")

@@ -60,6 +60,10 @@ class SimConfig:
         Offer co-location candidates at all.
     carry_deficits : bool
         Carry deficits across rounds (False: spatial-only fairness).
+    wait_is_owed : bool
+        A job is owed the fair progress of the time it waited before its first plan (``(1 - epsilon) * wait /
+        round_length``, its deficit when it first joins a plan) and, with starts between rounds, of the part of
+        its first round it did not get. False: a newcomer starts owing nothing (release 0.2's rule).
     max_rounds : int, optional
         Stop after this many rounds (unfinished jobs have ``finish = nan``).
     until : float, optional
@@ -107,6 +111,7 @@ class SimConfig:
     max_pairs_per_job: int | None = 4
     colocation: bool = True
     carry_deficits: bool = True
+    wait_is_owed: bool = True
     max_rounds: int | None = None
     stop_when_finished: tuple[str, ...] | None = None
     until: float | None = None
@@ -134,7 +139,7 @@ class SimConfig:
         if self.max_pairs_per_job is not None and not _is_count(self.max_pairs_per_job):
             raise InvalidInputError("max_pairs_per_job", self.max_pairs_per_job,
                                     "must be a non-negative integer or None")
-        for name in ("colocation", "carry_deficits"):
+        for name in ("colocation", "carry_deficits", "wait_is_owed"):
             if not isinstance(getattr(self, name), bool):
                 raise InvalidInputError(name, getattr(self, name), "must be True or False")
         if self.max_rounds is not None and not _is_count(self.max_rounds):

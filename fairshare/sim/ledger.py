@@ -110,7 +110,7 @@ class _Ledger:
         waited for its first plan (spec round-problem.md section 4; a job that arrives to a full cluster is owed
         from its arrival). Jobs booked already (they started between rounds) keep what was booked.
         """
-        if cfg.carry_deficits and self.active_time[i] == 0 and t > self.arrival[i]:
+        if cfg.carry_deficits and cfg.wait_is_owed and self.active_time[i] == 0 and t > self.arrival[i]:
             self.deficit[i] = (1.0 - cfg.epsilon) * (t - float(self.arrival[i])) / cfg.round_length
 
     def problem(self, act: np.ndarray, gpus: dict[str, int], pairs: tuple[np.ndarray, np.ndarray, np.ndarray],
@@ -187,7 +187,7 @@ class _Ledger:
         ran = late.gpu >= 0
         np.add.at(self.received, (i[ran], late.gpu[ran]), late.run_seconds[ran])
         self.prev_key[i[ran]] = np.column_stack([late.gpu[ran], np.full(int(ran.sum()), -1, np.int64)])
-        if cfg.carry_deficits:
+        if cfg.carry_deficits and cfg.wait_is_owed:
             length = cfg.round_length
             self.deficit[i] = np.maximum(0.0, (1.0 - cfg.epsilon) * late.life / length
                                          - (late.done / length) / late.fair_throughput)
