@@ -262,7 +262,7 @@ def write_report(out: Path, name: str, lines: Sequence[str]) -> str:
 #: them (no re-planning at events), no restart overhead, and fairshare without shortfall prices. Scripts that
 #: reproduce those tables pass them explicitly, so that their published numbers stay reproducible.
 RELEASE_02_SIM = {"starts": "idle", "restart_overhead": 0.0, "wait_is_owed": False}
-RELEASE_02_FAIRSHARE = {"shortfall_price": "none"}
+RELEASE_02_FAIRSHARE = {"shortfall_price": "none", "restart_aware": False}
 
 #: Today's defaults as ``fairshare simulate/compare`` runs them: the simulator's and the policies' defaults with a
 #: restart overhead of 30 s (what ``--current`` of the scripts runs).

@@ -72,6 +72,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                     help="policies run at the restart overheads other than the first (default: fairshare, ftf, "
                          "gavel-ss; 'all': --policies)")
     ap.add_argument("--until", type=float, default=None, help="override every setup's horizon (hours)")
+    ap.add_argument("--reuse", type=Path, default=None, metavar="CSV",
+                    help="rows of an earlier run's CSV for the runs not in --policies (e.g. rerun fairshare only)")
     ap.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     ap.add_argument("--out", type=Path, default=Path("results"), help="output folder (default results/)")
     ap.add_argument("--name", default="fairness_real_traces", help="report file stem")
@@ -157,6 +159,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     table: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     for (tname, slabel, pol, _), res in zip(runs, results, strict=True):
         table.setdefault((tname, slabel), {})[pol] = row(res, res.config.round_length)
+    if args.reuse is not None:  # the runs not made here, from an earlier run's CSV, in the policies' order
+        with args.reuse.open(encoding="utf-8") as fh:
+            for r in csv.DictReader(fh):
+                key = (r["trace"], r["setting"])
+                if key in table and r["policy"] not in table[key]:
+                    table[key][r["policy"]] = {k: (int(float(v)) if k in ("unfinished", "plans") else float(v))
+                                               for k, v in r.items() if k not in ("trace", "setting", "policy")}
+        for key, rows in table.items():
+            table[key] = {p: rows[p] for p in POLICIES if p in rows}
     write_report(args, table, wall)
     return 0
 

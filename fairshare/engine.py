@@ -4,7 +4,8 @@ A scheduler keeps one :class:`Engine`. Each round it calls :meth:`Engine.plan` w
 (their carried deficits are filled in from the engine's state), runs the placement, then calls
 :meth:`Engine.commit` with the progress each job actually received (or nothing, to take the plan as
 delivered). The deficit update is ``D_j <- max(0, D_j + (1 - epsilon) - rho_j)`` for every job of the round;
-jobs that arrive start at 0, jobs that are not in a round are dropped (finished).
+jobs that arrive start owing the fair progress of their wait (``age_seconds``), jobs that are not in a round are
+dropped (finished).
 
 With ``options={"warm_start": True}`` (mode ``fast``) the engine keeps a
 :class:`~fairshare.methods.warm.WarmStart` between :meth:`Engine.plan` calls, so that each round's LP starts

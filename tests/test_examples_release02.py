@@ -11,10 +11,12 @@ from tests._examples import load_example
 
 def test_policy_and_sim_settings_pin_release_02_unless_current() -> None:
     common = load_example("priority_rules")  # it imports both helpers from examples._common
-    assert common.sim_settings() == {"starts": "idle", "restart_overhead": 0.0}
+    assert common.sim_settings() == {"starts": "idle", "restart_overhead": 0.0, "wait_is_owed": False}
     assert common.sim_settings(current=True) == {"restart_overhead": 30.0}
-    assert common.policy_settings("fairshare", {"mode": "fast"}) == {"shortfall_price": "none", "mode": "fast"}
-    assert common.policy_settings("fairshare", {"shortfall_price": "finish-time"}) == {"shortfall_price": "finish-time"}
+    assert common.policy_settings("fairshare", {"mode": "fast"}) == {"shortfall_price": "none", "restart_aware": False,
+                                                                     "mode": "fast"}
+    assert common.policy_settings("fairshare", {"shortfall_price": "finish-time"}) == {"shortfall_price": "finish-time",
+                                                                                       "restart_aware": False}
     assert common.policy_settings("fairshare", {"mode": "fast"}, current=True) == {"mode": "fast"}
     assert common.policy_settings("gavel", {}) == {}
 
@@ -38,4 +40,5 @@ def test_priority_rules_and_tradeoff_specs(current: bool) -> None:
 
 def test_real_trace_passes_release_02_options_to_compare() -> None:
     mod = load_example("real_trace")
-    assert mod.RELEASE_02_OPTIONS == ("--restart-overhead", "0", "--starts", "idle", "--shortfall-price", "none")
+    assert mod.RELEASE_02_OPTIONS == ("--restart-overhead", "0", "--starts", "idle", "--shortfall-price", "none",
+                                      "--no-owed-wait")

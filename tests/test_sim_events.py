@@ -171,3 +171,18 @@ def test_a_newcomer_is_owed_its_wait_unless_told_otherwise(owed):
     cfg = Cfg(epsilon=0.2, wait_is_owed=owed)
     led.admit(0, 360.0, cfg)
     assert led.deficit[0] == pytest.approx(0.8 * 270.0 / 360.0 if owed else 0.0)
+
+
+def test_a_moved_job_runs_at_its_placements_throughput_and_pays_its_restart_once():
+    from fairshare import allocate
+    from fairshare.problem import RoundProblem
+    from fairshare.sim.simulator import _as_run
+
+    doc = {"gpus": {"V100": 1, "K80": 1}, "fairness_weight": 1.0, "round_seconds": 360.0,
+           "jobs": [{"id": "a", "scale": 1, "throughput": {"V100": 10.0, "K80": 5.0}, "restart_seconds": 120.0,
+                     "current": {"gpu": "K80", "partner": None}}]}
+    problem = RoundProblem.from_dict(doc)
+    alloc = allocate(problem, mode="exact")
+    assert alloc.moved.tolist() == [True]
+    assert alloc.throughput[0] == pytest.approx(10.0 * (1 - 120 / 360))   # reported with the restart taken off
+    assert _as_run(alloc, problem).throughput[0] == 10.0                   # run at the V100's own throughput

@@ -75,6 +75,9 @@ class FairsharePolicy(Policy):
         remaining work first, the winner of docs/results-priority.md); ``"none"``: every ``pi_j = 1``.
     priority_exponent, priority_clip : optional
         Parameters of a named rule (``exponent``, ``clip``); ``None``: the rule's defaults.
+    restart_aware : bool
+        Plan with the running jobs' placements and restart costs when the simulator (or caller) gives them
+        (spec section 11; default True). False plans as release 0.2 did, blind to restarts.
     shortfall_price : str, rule or callable
         The shortfall-price rule (:func:`fairshare.shortfall_price.price_rule`, spec section 10). Default
         ``"finish-time"``: a round of a job's shortfall priced in units of its fair finish time, so that a short
@@ -91,12 +94,12 @@ class FairsharePolicy(Policy):
     priority: Any = "remaining"
     priority_exponent: float | None = None
     priority_clip: tuple[float, float] | None = None
+    restart_aware: bool = True
     shortfall_price: Any = "finish-time"
     shortfall_price_exponent: float | None = None
     shortfall_price_clip: tuple[float, float] | None = None
     shortfall_price_basis: str | None = None
     replans_on_events: ClassVar[bool] = True
-    sees_running_jobs: ClassVar[bool] = True
     _rule: PriorityRule = field(init=False, repr=False, compare=False, default=NoPriority())
     _price_rule: ShortfallPriceRule = field(init=False, repr=False, compare=False, default=NoPrice())
     _warm: WarmCache = field(init=False, repr=False, compare=False, default_factory=WarmCache)
@@ -109,6 +112,11 @@ class FairsharePolicy(Policy):
             {"shortfall_price": self.shortfall_price, "shortfall_price_exponent": self.shortfall_price_exponent,
              "shortfall_price_clip": self.shortfall_price_clip,
              "shortfall_price_basis": self.shortfall_price_basis}))
+
+    @property
+    def sees_running_jobs(self) -> bool:  # type: ignore[override]
+        """Whether the simulator gives this policy the running jobs and their restart costs (``restart_aware``)."""
+        return self.restart_aware
 
     @property
     def _solve_options(self) -> Any:

@@ -59,6 +59,7 @@ from fairshare.errors import InvalidInputError
 from fairshare.formulation import build_model
 from fairshare.packing import share_classes
 from fairshare.policies.base import Policy, get_policy
+from fairshare.problem import RoundProblem
 from fairshare.sim.catalog import Catalog, load_catalog
 from fairshare.sim.cluster_spec import cluster_nodes
 from fairshare.sim.config import ROUND_LIMIT, SimConfig
@@ -71,6 +72,28 @@ from fairshare.sim.result import GpuHold, SimulationResult
 from fairshare.sim.traces import Trace
 
 __all__ = ["catalog_provenance", "check_run", "simulate"]
+
+
+def _as_run(alloc: Allocation, problem: RoundProblem) -> Allocation:
+    """The plan as the executor runs it: moved jobs at their placement's throughput, before their restart.
+
+    A round that carries running jobs (spec section 11) reports a moved job's throughput with its restart
+    taken off (``throughput * (1 - restart / round)``); the executor charges the restart itself, in seconds, so
+    it must run the job at the placement's own throughput or the restart would be paid twice.
+    """
+    if problem.running is None or alloc.moved is None or not alloc.moved.any():
+        return alloc
+    tau = np.array(alloc.throughput, dtype=np.float64)
+    pj, pg, pt = problem.pair_jobs, problem.pair_gpu, problem.pair_throughput
+    for j in np.flatnonzero(alloc.moved).tolist():
+        g, k = int(alloc.job_gpu[j]), int(alloc.job_partner[j])
+        if k < 0:
+            tau[j] = float(problem.throughput[j, g])
+            continue
+        hit = np.flatnonzero((pg == g) & (((pj[:, 0] == j) & (pj[:, 1] == k)) | ((pj[:, 0] == k) & (pj[:, 1] == j))))
+        p = int(hit[0])
+        tau[j] = float(pt[p, 0] if pj[p, 0] == j else pt[p, 1])
+    return replace(alloc, throughput=tau)
 
 
 def _moves(jobs: _JobState, out: RoundOutcome) -> tuple[int, int]:
@@ -199,6 +222,7 @@ def simulate(
         t_pol = time.perf_counter()
         model = build_model(led.problem(act, gpus, pairs.get(act), cfg, length, sees_running))
         alloc = pol.allocate(led.round_state(model, act, t, length))
+        plan = _as_run(alloc, model.problem)
         solver_s = time.perf_counter() - t_pol
         moved = None
         if nodes:  # the second stage: node ids and GPU indices; a job whose GPUs changed restarts
@@ -207,14 +231,14 @@ def simulate(
             now = binding.gpus_of()
             moved = np.array([(j in before and j in now and set(now[j][1]) != set(before[j][1]))
                               for j in (led.ids[i] for i in act)], dtype=bool)
-        out = _execute_round(alloc, jobs, run_cfg, moved)
+        out = _execute_round(plan, jobs, run_cfg, moved)
         if reacts:  # the plan runs until the next arrival or finish, but at least event_spacing
             event = min(float(arrivals[nxt]) if nxt < n_all else math.inf,
                         float(out.end[out.finished].min()) if out.finished.any() else math.inf)
             cut = max(event, t + cfg.event_spacing)
             if t < cut < round_end:
                 jobs = led.jobs(act, t, cut - t)
-                out = _execute_round(alloc, jobs, run_cfg, moved)
+                out = _execute_round(plan, jobs, run_cfg, moved)
         late = None
         if between:
             last = int(np.searchsorted(arrivals, t + jobs.plan_length(cfg), side="left"))
