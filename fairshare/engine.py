@@ -911,66 +911,59 @@ def _job_number(job: Mapping[str, Any], key: str, i: int, default: float) -> flo
 
 def _rule_doc(rule: PriorityRule) -> dict[str, Any]:
     """The state file's form of a priority rule: a named rule with its parameters, or ``custom``."""
-    for name, cls in RULES.items():
-        if type(rule) is cls:
-            params = {k: getattr(rule, k) for k in ("exponent", "clip") if hasattr(rule, k)}
-            return {"rule": name, **{k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}}
-    return {"rule": "custom"}
+    return _named_rule_doc(rule, RULES, ("exponent", "clip"))
 
 
 def _rule_from_doc(doc: object, override: str | PriorityRule | Callable[..., Any] | None) -> PriorityRule:
-    if override is not None:
-        return priority_rule(override)
-    if doc is None:  # not in the state: the constructor's default
-        return priority_rule(DEFAULT_PRIORITY)
-    if not isinstance(doc, Mapping) or not isinstance(doc.get("rule"), str):
-        raise InvalidInputError("state.priority", clip(doc), 'must be an object {"rule": name, ...}')
-    name = doc["rule"]
-    if name == "custom":
-        raise InvalidInputError("state.priority", "custom", "the engine was saved with a priority rule of your "
-                                "own: pass it again, Engine.load(path, priority=rule)")
-    params = {k: v for k, v in doc.items() if k != "rule"}
-    for k in params:
-        if k not in ("exponent", "clip"):
-            raise InvalidInputError(f"state.priority.{k}", clip(params[k]),
-                                    "unknown key (allowed: rule, exponent, clip)")
-    if "clip" in params and isinstance(params["clip"], list):
-        params["clip"] = tuple(params["clip"])
-    try:
-        return priority_rule(name, **params)
-    except InvalidInputError as err:
-        raise InvalidInputError(f"state.{err.field}", err.value, err.reason) from None
+    rule: PriorityRule = _named_rule_from_doc(doc, override, field="priority", what="a priority rule",
+                                              make=priority_rule, default=DEFAULT_PRIORITY,
+                                              keys=("exponent", "clip"))
+    return rule
 
 
 def _price_doc(rule: ShortfallPriceRule) -> dict[str, Any]:
     """The state file's form of a shortfall-price rule: a named rule with its parameters, or ``custom``."""
-    for name, cls in PRICE_RULES.items():
-        if type(rule) is cls:
-            params = {k: getattr(rule, k) for k in ("exponent", "clip", "basis") if hasattr(rule, k)}
-            return {"rule": name, **{k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}}
-    return {"rule": "custom"}
+    return _named_rule_doc(rule, PRICE_RULES, ("exponent", "clip", "basis"))
 
 
 def _price_from_doc(doc: object,
                     override: str | ShortfallPriceRule | Callable[..., Any] | None) -> ShortfallPriceRule:
+    rule: ShortfallPriceRule = _named_rule_from_doc(doc, override, field="shortfall_price",
+                                                    what="a shortfall-price rule", make=price_rule,
+                                                    default=DEFAULT_SHORTFALL_PRICE, keys=("exponent", "clip", "basis"))
+    return rule
+
+
+def _named_rule_doc(rule: object, registry: Mapping[str, Callable[..., Any]], keys: tuple[str, ...]) -> dict[str, Any]:
+    """``{"rule": name, parameters...}`` of a rule of ``registry``, or ``{"rule": "custom"}``."""
+    for name, cls in registry.items():
+        if type(rule) is cls:
+            params = {k: getattr(rule, k) for k in keys if hasattr(rule, k)}
+            return {"rule": name, **{k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}}
+    return {"rule": "custom"}
+
+
+def _named_rule_from_doc(doc: object, override: object, *, field: str, what: str, make: Callable[..., Any],
+                         default: str, keys: tuple[str, ...]) -> Any:
+    """The rule a state's ``field`` names (``override`` wins; missing: ``default``), checked like the state."""
     if override is not None:
-        return price_rule(override)
-    if doc is None:  # a state saved before shortfall prices
-        return price_rule(DEFAULT_SHORTFALL_PRICE)
+        return make(override)
+    if doc is None:  # not in the state: the constructor's default
+        return make(default)
     if not isinstance(doc, Mapping) or not isinstance(doc.get("rule"), str):
-        raise InvalidInputError("state.shortfall_price", clip(doc), 'must be an object {"rule": name, ...}')
+        raise InvalidInputError(f"state.{field}", clip(doc), 'must be an object {"rule": name, ...}')
     name = doc["rule"]
     if name == "custom":
-        raise InvalidInputError("state.shortfall_price", "custom", "the engine was saved with a shortfall-price "
-                                "rule of your own: pass it again, Engine.load(path, shortfall_price=rule)")
+        raise InvalidInputError(f"state.{field}", "custom", f"the engine was saved with {what} of your own: pass "
+                                f"it again, Engine.load(path, {field}=rule)")
     params = {k: v for k, v in doc.items() if k != "rule"}
     for k in params:
-        if k not in ("exponent", "clip", "basis"):
-            raise InvalidInputError(f"state.shortfall_price.{k}", clip(params[k]),
-                                    "unknown key (allowed: rule, exponent, clip, basis)")
+        if k not in keys:
+            raise InvalidInputError(f"state.{field}.{k}", clip(params[k]),
+                                    f"unknown key (allowed: rule, {', '.join(keys)})")
     if "clip" in params and isinstance(params["clip"], list):
         params["clip"] = tuple(params["clip"])
     try:
-        return price_rule(name, **params)
+        return make(name, **params)
     except InvalidInputError as err:
         raise InvalidInputError(f"state.{err.field}", err.value, err.reason) from None

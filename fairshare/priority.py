@@ -200,22 +200,32 @@ def priority_rule(rule: str | PriorityRule | Callable[[RoundProblem, JobState], 
     InvalidInputError
         For an unknown name, parameters the rule does not take, or parameters with a bad value.
     """
+    found: PriorityRule = named_rule("priority", RULES, PriorityRule, _Callable, rule, params)
+    return found
+
+
+def named_rule(field: str, registry: Mapping[str, Callable[..., Any]], protocol: type, wrap: Callable[[Any], Any],
+               rule: object, params: Mapping[str, Any]) -> Any:
+    """A rule by name from ``registry``, a rule object following ``protocol``, or a callable wrapped by ``wrap``.
+
+    ``None`` is ``"none"``. Errors name ``field``. Shared by the priority and the shortfall-price rules.
+    """
     if rule is None:
         rule = "none"
     if isinstance(rule, str):
-        if rule not in RULES:
-            raise InvalidInputError("priority", rule, f"unknown rule (known: {', '.join(RULES)})")
+        if rule not in registry:
+            raise InvalidInputError(field, rule, f"unknown rule (known: {', '.join(registry)})")
         try:
-            return RULES[rule](**params)
+            return registry[rule](**params)
         except TypeError:
-            raise InvalidInputError("priority", rule, f"takes no options {sorted(params)}") from None
+            raise InvalidInputError(field, rule, f"takes no options {sorted(params)}") from None
     if params:
-        raise InvalidInputError("priority", type(rule).__name__, "options apply to named rules only")
-    if isinstance(rule, PriorityRule):
+        raise InvalidInputError(field, type(rule).__name__, "options apply to named rules only")
+    if isinstance(rule, protocol):
         return rule
     if callable(rule):
-        return _Callable(rule)
-    raise InvalidInputError("priority", rule, "must be a rule name, a rule object or a callable")
+        return wrap(rule)
+    raise InvalidInputError(field, rule, "must be a rule name, a rule object or a callable")
 
 
 def rule_from_options(options: Mapping[str, Any]) -> PriorityRule:

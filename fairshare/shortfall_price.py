@@ -22,7 +22,7 @@ Examples
 --------
 >>> import numpy as np
 >>> from fairshare import RoundProblem
->>> from fairshare.priority import JobState
+>>> from fairshare.priority import JobState, named_rule
 >>> p = RoundProblem.from_dict({"gpus": {"A": 2}, "jobs": [
 ...     {"id": "short", "scale": 1, "throughput": {"A": 1.0}},
 ...     {"id": "long", "scale": 1, "throughput": {"A": 1.0}}]})
@@ -41,7 +41,7 @@ import numpy as np
 
 from fairshare._validate import check_array, check_shape, is_real
 from fairshare.errors import InvalidInputError
-from fairshare.priority import JobState
+from fairshare.priority import JobState, named_rule
 from fairshare.problem import MAX_VALUE, RoundProblem
 
 __all__ = ["PRICE_RULES", "FinishTimePrice", "NoPrice", "ShortfallPriceRule", "price_rule",
@@ -144,22 +144,9 @@ def price_rule(rule: str | ShortfallPriceRule | Callable[..., Any] | None = None
     InvalidInputError
         For an unknown name, parameters the rule does not take, or parameters with a bad value.
     """
-    if rule is None:
-        rule = "none"
-    if isinstance(rule, str):
-        if rule not in PRICE_RULES:
-            raise InvalidInputError("shortfall_price", rule, f"unknown rule (known: {', '.join(PRICE_RULES)})")
-        try:
-            return PRICE_RULES[rule](**params)
-        except TypeError:
-            raise InvalidInputError("shortfall_price", rule, f"takes no options {sorted(params)}") from None
-    if params:
-        raise InvalidInputError("shortfall_price", type(rule).__name__, "options apply to named rules only")
-    if isinstance(rule, ShortfallPriceRule):
-        return rule
-    if callable(rule):
-        return _Callable(rule)
-    raise InvalidInputError("shortfall_price", rule, "must be a rule name, a rule object or a callable")
+    found: ShortfallPriceRule = named_rule("shortfall_price", PRICE_RULES, ShortfallPriceRule, _Callable, rule,
+                                           params)
+    return found
 
 
 def price_rule_from_options(options: Mapping[str, Any]) -> ShortfallPriceRule:
