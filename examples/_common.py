@@ -1,4 +1,4 @@
-"""Shared helpers of the sweep scripts in ``examples/``.
+"""Shared helpers of the scripts in ``examples/`` and (through ``benchmarks/_common.py``) ``benchmarks/``.
 
 Aggregation over seeds (mean, min, max, std of one metric), Markdown/CSV table writers, a mean-JCT-vs-load
 figure, progress lines on stderr, and the size arguments of the scripts. Not part of the library API.

@@ -46,7 +46,7 @@ run, on which type, or with which partner; it only chooses GPUs. What it guarant
    lowest free indices.
 
 Results do not depend on the order of the placements: gangs are processed in the order (size, sorted job
-ids). Cost: linear in the number of placements and nodes, plus a sort; ``examples/bench_binding.py``
+ids). Cost: linear in the number of placements and nodes, plus a sort; ``benchmarks/bench_binding.py``
 measures it against the round itself (docs/performance.md).
 
 The binding reports ``split_gangs`` (whole-GPU placements that span more than one node) and ``moved_jobs``

@@ -1,4 +1,5 @@
-"""Helpers of the example smoke tests: load a script of ``examples/`` as a module, read its CSV outputs."""
+"""Helpers of the example and benchmark smoke tests: load a script of ``examples/`` or ``benchmarks/`` as a
+module, read its CSV outputs."""
 
 from __future__ import annotations
 
@@ -9,19 +10,30 @@ from pathlib import Path
 from types import ModuleType
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-def _package() -> ModuleType:
-    """The ``examples`` package, imported from its directory (whatever ``sys.path`` holds)."""
-    if "examples" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("examples", EXAMPLES / "__init__.py",
-                                                      submodule_search_locations=[str(EXAMPLES)])
+def _package(name: str = "examples", folder: Path = EXAMPLES) -> ModuleType:
+    """The package ``name`` (``examples`` or ``benchmarks``), imported from its folder, whatever ``sys.path`` holds."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, folder / "__init__.py",
+                                                      submodule_search_locations=[str(folder)])
         assert spec is not None and spec.loader is not None
         pkg = importlib.util.module_from_spec(spec)
-        sys.modules["examples"] = pkg
+        sys.modules[name] = pkg
         spec.loader.exec_module(pkg)
-    return sys.modules["examples"]
+    return sys.modules[name]
+
+
+def _load(package: str, folder: Path, name: str) -> ModuleType:
+    _package(package, folder)
+    spec = importlib.util.spec_from_file_location(f"{package}.{name}", folder / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def load_example(name: str) -> ModuleType:
@@ -30,13 +42,12 @@ def load_example(name: str) -> ModuleType:
     It is registered in ``sys.modules`` (for pickling), and its shared helpers come from
     ``examples._common`` through the package.
     """
-    _package()
-    spec = importlib.util.spec_from_file_location(f"examples.{name}", EXAMPLES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return _load("examples", EXAMPLES, name)
+
+
+def load_benchmark(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` as a fresh module ``benchmarks.<name>`` (helpers from ``benchmarks._common``)."""
+    return _load("benchmarks", BENCHMARKS, name)
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:

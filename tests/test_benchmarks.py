@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._examples import load_example as load
+from tests._examples import load_benchmark as load
 from tests._examples import table_rows as md_table
 
 ROOT = Path(__file__).resolve().parents[1]

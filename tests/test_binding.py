@@ -569,9 +569,9 @@ def test_index_wishes_are_granted_as_often_as_possible(units):
 
 # ---------------------------------------------------------------------------------------------- benchmark script
 def test_bench_binding_quick(tmp_path):
-    from _examples import load_example
+    from _examples import load_benchmark
 
-    mod = load_example("bench_binding")
+    mod = load_benchmark("bench_binding")
     assert mod.main(["--quick", "--cases", "5", "--out", str(tmp_path)]) == 0
     text = (tmp_path / "bench_binding.md").read_text()
     assert "| 512 | 64 | 0 |" in text and "divisible (1, 2, 4, 8) | 5 | 5 |" in text

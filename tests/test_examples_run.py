@@ -9,15 +9,17 @@ import sys
 import pytest
 from _examples import EXAMPLES
 
-SCRIPTS = ["ablations", "tradeoff_epsilon", "main_comparison", "gavel_crosscheck", "bench_simulation"]
+SCRIPTS = ["examples/ablations", "examples/tradeoff_epsilon", "examples/main_comparison", "examples/gavel_crosscheck",
+           "benchmarks/bench_simulation", "benchmarks/round_parts"]
 
 
 @pytest.mark.parametrize("how", ["script", "module"])
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_example_starts_as_a_script_and_as_a_module(name: str, how: str) -> None:
-    args = [str(EXAMPLES / f"{name}.py")] if how == "script" else ["-m", f"examples.{name}"]
+    root = EXAMPLES.parent
+    args = [str(root / f"{name}.py")] if how == "script" else ["-m", name.replace("/", ".")]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    run = subprocess.run([sys.executable, *args, "--help"], cwd=EXAMPLES.parent, env=env, capture_output=True,
+    run = subprocess.run([sys.executable, *args, "--help"], cwd=root, env=env, capture_output=True,
                          text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("usage:")

@@ -122,12 +122,12 @@ def test_partitions_option_is_checked_and_saved(tmp_path) -> None:
 
 
 def test_scale_and_profile_benchmark_run(tmp_path, monkeypatch) -> None:
-    # the code paths of `examples/bench_round.py --scale --profile` at a tiny size (child processes, pool);
+    # the code paths of `benchmarks/bench_round.py --scale --profile` at a tiny size (child processes, pool);
     # imported by name so that the spawned children can import it too
     import importlib
     from pathlib import Path
 
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "examples"))
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "benchmarks"))
     bench = importlib.import_module("bench_round")
     assert bench.main(["--scale", "--scale-sizes", "600", "--partitions", "2", "--profile", "300",
                        "--out", str(tmp_path)]) == 0

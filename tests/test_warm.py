@@ -26,7 +26,7 @@ from fairshare.solvers.highs import IncrementalLP
 from fairshare.testing.consecutive import consecutive_rounds
 from fairshare.testing.random_rounds import random_round
 from fairshare.testing.strategies import round_problems
-from tests._examples import load_example
+from tests._examples import load_benchmark
 
 WARM = SolveOptions(warm_start=True)
 COLD = SolveOptions()
@@ -412,7 +412,7 @@ def test_warm_start_pickles_empty() -> None:
 
 # ---------------------------------------------------------------------------------------------- benchmark smoke
 def test_bench_warm_quick(tmp_path) -> None:
-    mod = load_example("bench_warm")
+    mod = load_benchmark("bench_warm")
     assert mod.main(["--quick", "--jobs", "96", "--rounds", "3", "--out", str(tmp_path)]) == 0
     text = (tmp_path / "bench_warm.md").read_text()
     for variant in mod.VARIANTS:

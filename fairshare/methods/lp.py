@@ -52,7 +52,7 @@ def solve_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *
     ``presolve=False`` turns HiGHS's presolve off. On a round's tightened LP it usually finds nothing to
     remove (every job has a column on every type it can run on), and HiGHS then solves the LP as given, the
     same way as without presolve: the same point and duals, in 0.65-0.73 of the time on rounds of 130-520
-    jobs (``examples/bench_presolve.py``). Where it does remove something (tiny rounds, jobs with a single
+    jobs (``benchmarks/bench_presolve.py``). Where it does remove something (tiny rounds, jobs with a single
     column), the optimum is the same but, with several optima, the point may differ. Warm rounds
     (:mod:`fairshare.methods.warm`) solve their small rounds this way; cold rounds keep HiGHS's default.
     """

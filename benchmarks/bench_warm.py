@@ -30,8 +30,8 @@ rounds whose placement is identical. The first round of the sequence is left out
 
 Usage::
 
-    python examples/bench_warm.py                   # 2,048 jobs, 30 rounds; writes docs/results/bench_warm.md
-    python examples/bench_warm.py --quick --out /tmp/bw
+    python benchmarks/bench_warm.py                   # 2,048 jobs, 30 rounds; writes docs/results/bench_warm.md
+    python benchmarks/bench_warm.py --quick --out /tmp/bw
 """
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ def write_markdown(path: Path, tables: list[tuple[str, list[RoundProblem], list[
     lines = [
         "# Warm rounds: `fast` cold against warm on consecutive rounds",
         "",
-        f"Command: `python examples/bench_warm.py {' '.join(args.argv)}`".rstrip() + f" ({seconds:.0f} s).",
+        f"Command: `python benchmarks/bench_warm.py {' '.join(args.argv)}`".rstrip() + f" ({seconds:.0f} s).",
         "",
         f"Rounds of {args.jobs} jobs on {first.total_gpus} GPUs (`random_round`, seed {args.seed}; the long queue "
         f"on an eighth as many GPUs as jobs); after each "

@@ -6,7 +6,7 @@ gangs and part-of-a-GPU requests) and departures on a cluster of seven nodes; on
 rounds; the Python heap is measured with ``tracemalloc`` over the same span when ``--tracemalloc`` is given
 (slower).
 
-    PYTHONPATH=. python examples/bench_engine_memory.py --rounds 100000 --every 10000
+    PYTHONPATH=. python benchmarks/bench_engine_memory.py --rounds 100000 --every 10000
 
 Prints one line per checkpoint and, at the end, the growth per 1,000 rounds over the second half of the run
 (after the allocator's pools have warmed up). Not part of the default test run (it takes minutes); the

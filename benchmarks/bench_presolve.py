@@ -10,8 +10,8 @@ the same bit for bit.
 
 Usage::
 
-    python examples/bench_presolve.py            # two windows: about 140 and about 500 active jobs (about 80 s)
-    python examples/bench_presolve.py --quick    # 2,000 jobs, a few rounds (seconds)
+    python benchmarks/bench_presolve.py            # two windows: about 140 and about 500 active jobs (about 80 s)
+    python benchmarks/bench_presolve.py --quick    # 2,000 jobs, a few rounds (seconds)
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from fairshare.methods.lp import solve_relaxation
 from fairshare.sim.simulator import simulate
 from fairshare.sim.traces import generate_trace
 
-if __package__:  # python -m examples.bench_presolve
+if __package__:  # python -m benchmarks.bench_presolve
     from ._common import current_argument, policy_settings, sim_settings, write_report
-else:  # python examples/bench_presolve.py
+else:  # python benchmarks/bench_presolve.py
     from _common import current_argument, policy_settings, sim_settings, write_report
 
 WINDOWS = ((3.0, 15_000, 15_300), (6.0, 3_700, 4_000))

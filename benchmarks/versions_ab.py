@@ -2,20 +2,21 @@
 
 This machine's speed drifts by a quarter within an hour, so two versions timed an hour apart (or one after the
 other, once each) cannot be compared. This script checks out ``--base`` (any git revision) into a temporary
-worktree and runs ``examples/round_parts.py`` of the base and of the working tree in turn, ``--runs`` times
+worktree and runs ``benchmarks/round_parts.py`` of the base and of the working tree in turn, ``--runs`` times
 each, on the same window of rounds of the long trace (``--no-polish --warm-start``), each run in a new
 process. It reports every run's ms per round, the median of each version, the ratio of the medians (this
 version / base) and the median of each pair's ratio; interleaving spreads the machine's drift over both
 versions. It also reports each run's time in HiGHS's own runs and the pairs' ratio per ms of HiGHS: where
 the two versions give HiGHS the same work, HiGHS's time is a yardstick of the machine's speed in that run.
-The base must have ``examples/round_parts.py`` (added on 3 December 2026, commit 7926005).
+The base must have ``round_parts.py`` (added to ``examples/`` on 3 December 2026, commit 7926005; in
+``benchmarks/`` since 4 December 2026).
 
 Usage::
 
-    python examples/versions_ab.py --base 28fd6b2                     # rounds 6,000-7,000, 3 runs each
-    python examples/versions_ab.py --base 28fd6b2 --first 12000 --last 13000 --runs 2
-    python examples/versions_ab.py --base cae4758 --first 2000 --last 3000 --runs 5 --name versions_ab_small
-    python examples/versions_ab.py --base HEAD --quick                 # a smoke test (seconds)
+    python benchmarks/versions_ab.py --base 28fd6b2                     # rounds 6,000-7,000, 3 runs each
+    python benchmarks/versions_ab.py --base 28fd6b2 --first 12000 --last 13000 --runs 2
+    python benchmarks/versions_ab.py --base cae4758 --first 2000 --last 3000 --runs 5 --name versions_ab_small
+    python benchmarks/versions_ab.py --base HEAD --quick                 # a smoke test (seconds)
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-if __package__:  # python -m examples.versions_ab
+if __package__:  # python -m benchmarks.versions_ab
     from ._common import log, write_report
-else:  # python examples/versions_ab.py
+else:  # python benchmarks/versions_ab.py
     from _common import log, write_report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,8 +46,11 @@ def run_window(tree: Path, first: int, last: int, jobs: int, out: Path) -> tuple
     Timed by ``tree``'s own round_parts.py, in a new process.
     """
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    cmd = [sys.executable, str(tree / "examples" / "round_parts.py"), "--first", str(first), "--last", str(last),
-           "--jobs", str(jobs), "--out", str(out)]
+    script = tree / "benchmarks" / "round_parts.py"
+    if not script.exists():  # a base from before the performance tools moved to benchmarks/
+        script = tree / "examples" / "round_parts.py"
+    cmd = [sys.executable, str(script), "--first", str(first), "--last", str(last), "--jobs", str(jobs),
+           "--out", str(out)]
     done = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"[versions_ab] {' '.join(cmd)} failed in {tree}:\n{done.stderr[-2000:]}")
@@ -94,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = [f"# Two versions on the same rounds: base {base} against this version ({head}, working tree)", "",
              f"Rounds {args.first:,}-{args.last:,} of {args.jobs:,} Gavel-recipe jobs at 6 jobs/h, seed 0, "
              "V100=36,P100=36,K80=36, fairshare fast `--no-polish --warm-start`, timed by each version's own "
-             f"`examples/round_parts.py`, runs in turn (base first), {args.runs} each.", "",
+             f"`benchmarks/round_parts.py`, runs in turn (base first), {args.runs} each.", "",
              "| run | base (ms per round) | this version (ms per round) | this / base | base: HiGHS's runs (ms) | "
              "this: HiGHS's runs (ms) | this / base, each per ms of HiGHS |",
              "|---:|---:|---:|---:|---:|---:|---:|"]

@@ -8,8 +8,8 @@ no-polish / default ratios of JCT and policy time.
 
 Usage::
 
-    python examples/no_polish_quality.py                # 12 simulations, about 10 minutes on 2 workers
-    python examples/no_polish_quality.py --quick        # 30 jobs, seed 0, 100 rounds (seconds)
+    python benchmarks/no_polish_quality.py                # 12 simulations, about 10 minutes on 2 workers
+    python benchmarks/no_polish_quality.py --quick        # 30 jobs, seed 0, 100 rounds (seconds)
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import numpy as np
 from fairshare.sim.catalog import load_catalog
 from fairshare.sim.sweep import RunSpec, run_sweep
 
-if __package__:  # python -m examples.no_polish_quality
+if __package__:  # python -m benchmarks.no_polish_quality
     from ._common import current_argument, policy_settings, sim_settings, write_report
-else:  # python examples/no_polish_quality.py
+else:  # python benchmarks/no_polish_quality.py
     from _common import current_argument, policy_settings, sim_settings, write_report
 
 

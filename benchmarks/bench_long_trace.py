@@ -10,11 +10,11 @@ document, model, priorities) and the simulator's own bookkeeping, plus the offer
 
 Usage::
 
-    python examples/bench_long_trace.py                 # 3,000 rounds per variant (about 4 minutes)
-    python examples/bench_long_trace.py --quick         # 2,000 jobs, 150 rounds per variant (seconds)
-    python examples/bench_long_trace.py --jobs-per-hour 3 --rounds 5000 --name bench_long_trace_3jph
-    python examples/bench_long_trace.py --rounds 6000 --variants no-polish no-polish-warm --name bench_long_trace_warm
-    python examples/bench_long_trace.py --jobs-per-hour 3 --rounds 0 --variants no-polish-warm --progress \
+    python benchmarks/bench_long_trace.py                 # 3,000 rounds per variant (about 4 minutes)
+    python benchmarks/bench_long_trace.py --quick         # 2,000 jobs, 150 rounds per variant (seconds)
+    python benchmarks/bench_long_trace.py --jobs-per-hour 3 --rounds 5000 --name bench_long_trace_3jph
+    python benchmarks/bench_long_trace.py --rounds 6000 --variants no-polish no-polish-warm --name bench_long_trace_warm
+    python benchmarks/bench_long_trace.py --jobs-per-hour 3 --rounds 0 --variants no-polish-warm --progress \
         --name bench_long_trace_3jph_full                # the whole 3 jobs/h trace (most of an hour)
 """
 
@@ -36,9 +36,9 @@ from fairshare.sim.load import offered_load
 from fairshare.sim.simulator import simulate
 from fairshare.sim.traces import generate_trace
 
-if __package__:  # python -m examples.bench_long_trace
+if __package__:  # python -m benchmarks.bench_long_trace
     from ._common import long_trace_arguments, policy_settings, sim_settings, write_report
-else:  # python examples/bench_long_trace.py
+else:  # python benchmarks/bench_long_trace.py
     from _common import long_trace_arguments, policy_settings, sim_settings, write_report
 
 VARIANTS: dict[str, dict[str, Any]] = {"default": {}, "no-polish": {"polish": False},

@@ -17,8 +17,8 @@ benchmark harness, not an example of the API.
 
 Usage::
 
-    python examples/bench_highs_options.py --repeats 7   # rounds 12,000-12,300 at 6 jobs/h (~1,400 waiting; ~90 s)
-    python examples/bench_highs_options.py --quick       # 2,000 jobs, rounds 100-120 (seconds; small rounds)
+    python benchmarks/bench_highs_options.py --repeats 7   # rounds 12,000-12,300 at 6 jobs/h (~1,400 waiting; ~90 s)
+    python benchmarks/bench_highs_options.py --quick       # 2,000 jobs, rounds 100-120 (seconds; small rounds)
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ from fairshare.methods.options import SolveOptions
 from fairshare.methods.warm import WarmStart
 from fairshare.sim.traces import generate_trace
 
-if __package__:  # python -m examples.bench_highs_options
+if __package__:  # python -m benchmarks.bench_highs_options
     from ._common import log, long_trace_arguments, policy_settings, sim_settings, write_report
-else:  # python examples/bench_highs_options.py
+else:  # python benchmarks/bench_highs_options.py
     from _common import log, long_trace_arguments, policy_settings, sim_settings, write_report
 
 Kept = tuple[RoundModel, LinearProgram, SolveOptions, WarmStart]

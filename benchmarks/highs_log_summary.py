@@ -30,11 +30,11 @@ the raw logs. Progress goes to stderr.
 
 Usage::
 
-    python examples/highs_log_summary.py                 # 2,048, 4,096, 8,192 jobs, seed 0, all option sets
+    python benchmarks/highs_log_summary.py                 # 2,048, 4,096, 8,192 jobs, seed 0, all option sets
                                                          # (about 4 minutes on 2 loaded cores)
-    python examples/highs_log_summary.py --seeds 3       # docs/results/highs_log_summary.md (9 minutes)
-    python examples/highs_log_summary.py --quick         # 256 and 1,024 jobs, deadline and defaults (seconds)
-    python examples/highs_log_summary.py --sizes 8192 --seeds 3 --configs deadline
+    python benchmarks/highs_log_summary.py --seeds 3       # docs/results/highs_log_summary.md (9 minutes)
+    python benchmarks/highs_log_summary.py --quick         # 256 and 1,024 jobs, deadline and defaults (seconds)
+    python benchmarks/highs_log_summary.py --sizes 8192 --seeds 3 --configs deadline
 """
 
 from __future__ import annotations
@@ -266,8 +266,8 @@ def main(argv: list[str] | None = None) -> int:
         w = csv.DictWriter(f, fieldnames=FIELDS)
         w.writeheader()
         w.writerows(rows)
-    command = ("python examples/highs_log_summary.py --quick" if args.quick else
-               "python examples/highs_log_summary.py --sizes " + " ".join(map(str, sorted(args.sizes)))
+    command = ("python benchmarks/highs_log_summary.py --quick" if args.quick else
+               "python benchmarks/highs_log_summary.py --sizes " + " ".join(map(str, sorted(args.sizes)))
                + f" --seeds {args.seeds} --configs " + " ".join(args.configs))
     md = report(rows, command, load)
     (args.out / "highs_log_summary.md").write_text(md)

@@ -9,9 +9,9 @@ both cores busy), once with HiGHS's default thread pool and once with one HiGHS 
 
 Usage::
 
-    python examples/repeat_under_load.py                 # about 8 minutes on 2 cores
-    python examples/repeat_under_load.py --quick         # 40 jobs, about 30 s
-    python examples/repeat_under_load.py --threads 1     # only the one-thread runs
+    python benchmarks/repeat_under_load.py                 # about 8 minutes on 2 cores
+    python benchmarks/repeat_under_load.py --quick         # 40 jobs, about 30 s
+    python benchmarks/repeat_under_load.py --threads 1     # only the one-thread runs
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from typing import Any
 from fairshare.sim.metrics import compute_metrics
 from fairshare.sim.sweep import RunSpec, run_spec
 
-if __package__:  # python -m examples.repeat_under_load
+if __package__:  # python -m benchmarks.repeat_under_load
     from ._common import current_argument, policy_settings, sim_settings, write_report
-else:  # python examples/repeat_under_load.py
+else:  # python benchmarks/repeat_under_load.py
     from _common import current_argument, policy_settings, sim_settings, write_report
 
 

@@ -26,10 +26,10 @@ Progress goes to stderr.
 
 Usage::
 
-    python examples/solver_scaling.py                   # 64 ... 8192 jobs, exact limit 60 s (3 min 16 s
+    python benchmarks/solver_scaling.py                   # 64 ... 8192 jobs, exact limit 60 s (3 min 16 s
                                                         # on 2 shared cores, see docs/results-scaling.md)
-    python examples/solver_scaling.py --quick           # 64, 256, 1024 jobs, exact limit 5 s (about 9 s)
-    python examples/solver_scaling.py --sizes 1024 4096 --seeds 3 --exact-limit 30
+    python benchmarks/solver_scaling.py --quick           # 64, 256, 1024 jobs, exact limit 5 s (about 9 s)
+    python benchmarks/solver_scaling.py --sizes 1024 4096 --seeds 3 --exact-limit 30
 """
 
 from __future__ import annotations

@@ -8,9 +8,9 @@ the simulation's outcome (jobs finished: warm rounds may round another optimal L
 
 Usage::
 
-    python examples/pricing_batch.py                  # no cap and 200, 11,000 rounds each (about 3 minutes)
-    python examples/pricing_batch.py --batches 0 50 200 400
-    python examples/pricing_batch.py --quick          # 2,000 jobs, 300 rounds (seconds)
+    python benchmarks/pricing_batch.py                  # no cap and 200, 11,000 rounds each (about 3 minutes)
+    python benchmarks/pricing_batch.py --batches 0 50 200 400
+    python benchmarks/pricing_batch.py --quick          # 2,000 jobs, 300 rounds (seconds)
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ import fairshare.methods.warm as warm_method
 from fairshare.sim.simulator import simulate
 from fairshare.sim.traces import generate_trace
 
-if __package__:  # python -m examples.pricing_batch
+if __package__:  # python -m benchmarks.pricing_batch
     from ._common import long_trace_arguments, policy_settings, sim_settings, write_report
-else:  # python examples/pricing_batch.py
+else:  # python benchmarks/pricing_batch.py
     from _common import long_trace_arguments, policy_settings, sim_settings, write_report
 
 BANDS = ((0, 500), (500, 1000), (1000, 10**9))

@@ -5,9 +5,9 @@ policy time per round (mean, p50, p99) and how it grows with the number of activ
 
 Usage::
 
-    python examples/bench_simulation.py                    # 1,000 jobs at 6 jobs/h, seed 0 (about 100 s)
-    python examples/bench_simulation.py --quick            # 100 jobs (seconds)
-    python examples/bench_simulation.py --jobs-per-hour 4 --policy gavel
+    python benchmarks/bench_simulation.py                    # 1,000 jobs at 6 jobs/h, seed 0 (about 100 s)
+    python benchmarks/bench_simulation.py --quick            # 100 jobs (seconds)
+    python benchmarks/bench_simulation.py --jobs-per-hour 4 --policy gavel
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import numpy as np
 from fairshare.sim.simulator import simulate
 from fairshare.sim.traces import generate_trace
 
-if __package__:  # python -m examples.bench_simulation
+if __package__:  # python -m benchmarks.bench_simulation
     from ._common import current_argument, policy_settings, sim_settings, write_report
-else:  # python examples/bench_simulation.py
+else:  # python benchmarks/bench_simulation.py
     from _common import current_argument, policy_settings, sim_settings, write_report
 
 

@@ -1,4 +1,4 @@
-"""Smoke test of examples/highs_log_summary.py: the parser on a known log, and a ``--quick`` run."""
+"""Smoke test of benchmarks/highs_log_summary.py: the parser on a known log, and a ``--quick`` run."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _examples import load_example, read_csv
+from _examples import load_benchmark, read_csv
 
 # A HiGHS 1.16 MIP log of exact's MILP (random_round(2048, seed=0), HiGHS defaults), blank lines and the
 # legend shortened: presolve, two restarts, sub-MIPs in presolve and solve.
@@ -68,7 +68,7 @@ Solving report
 
 
 def test_parse_log_reads_every_field() -> None:
-    r = load_example("highs_log_summary").parse_log(LOG)
+    r = load_benchmark("highs_log_summary").parse_log(LOG)
     assert (r["rows"], r["cols"]) == (2052, 11586)
     assert (r["presolve_rows_removed"], r["presolve_cols_removed"]) == (0, 343)
     assert r["presolve_s"] == pytest.approx(0.46)
@@ -85,7 +85,7 @@ def test_parse_log_reads_every_field() -> None:
 
 
 def test_parse_log_without_presolve_or_report() -> None:
-    mod = load_example("highs_log_summary")
+    mod = load_benchmark("highs_log_summary")
     head = LOG[: LOG.index("Solving report")].replace(LOG[LOG.index("Presolving"): LOG.index("\n\n")], "")
     r = mod.parse_log(head)
     assert r["presolve_cols_removed"] is None and r["status"] is None and r["nodes"] is None
@@ -96,7 +96,7 @@ def test_parse_log_without_presolve_or_report() -> None:
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
     out = tmp_path_factory.mktemp("highs_log")
-    mod = load_example("highs_log_summary")
+    mod = load_benchmark("highs_log_summary")
     assert mod.main(["--quick", "--out", str(out)]) == 0
     return mod, out
 
@@ -144,7 +144,7 @@ def _body(lines: list[str]) -> tuple[list[str], list[list[str]]]:
 def test_quick_run_tables(quick: tuple[Any, Path]) -> None:
     mod, out = quick
     md = (out / "highs_log_summary.md").read_text()
-    assert "python examples/highs_log_summary.py --quick" in md
+    assert "python benchmarks/highs_log_summary.py --quick" in md
     medians, every = md.split("## Every solve")
     header, body = _body(medians.splitlines())
     assert [(int(c[0]), c[1]) for c in body] == [(n, c) for n in mod.QUICK_SIZES for c in mod.QUICK_CONFIGS]

@@ -28,10 +28,10 @@ rounding, polish; for a split round: split, parts, merge).
 
 Usage::
 
-    python examples/bench_round.py                      # sizes and families (about 10 minutes on 2 cores)
-    python examples/bench_round.py --quick              # 64 and 256 jobs and two family rounds, one seed
-    python examples/bench_round.py --sizes 2048 --seeds 3 --families none
-    python examples/bench_round.py --scale --profile 2048 65536   # bench_round_scale.*, bench_round_profile.*
+    python benchmarks/bench_round.py                      # sizes and families (about 10 minutes on 2 cores)
+    python benchmarks/bench_round.py --quick              # 64 and 256 jobs and two family rounds, one seed
+    python benchmarks/bench_round.py --sizes 2048 --seeds 3 --families none
+    python benchmarks/bench_round.py --scale --profile 2048 65536   # bench_round_scale.*, bench_round_profile.*
 """
 
 from __future__ import annotations

@@ -16,10 +16,10 @@ run, simplex iterations per run and the restricted LP's size. Rounds with fewer 
 
 Usage::
 
-    python examples/round_parts.py                            # rounds 12,000-14,000 (1,400-1,600 waiting jobs)
-    python examples/round_parts.py --first 2000 --last 3000   # a shorter queue
-    python examples/round_parts.py --quick                    # 2,000 jobs, rounds 100-150 (seconds)
-    python examples/round_parts.py --name round_parts_highs_passes   # the same into another report file
+    python benchmarks/round_parts.py                            # rounds 12,000-14,000 (1,400-1,600 waiting jobs)
+    python benchmarks/round_parts.py --first 2000 --last 3000   # a shorter queue
+    python benchmarks/round_parts.py --quick                    # 2,000 jobs, rounds 100-150 (seconds)
+    python benchmarks/round_parts.py --name round_parts_highs_passes   # the same into another report file
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ import fairshare.solvers.highs as highs_solver
 from fairshare.formulation import RoundModel
 from fairshare.sim.traces import generate_trace
 
-if __package__:  # python -m examples.round_parts
+if __package__:  # python -m benchmarks.round_parts
     from ._common import long_trace_arguments, policy_settings, sim_settings, write_report
-else:  # python examples/round_parts.py
+else:  # python benchmarks/round_parts.py
     from _common import long_trace_arguments, policy_settings, sim_settings, write_report
 
 PARTS: tuple[tuple[Any, str, str], ...] = (
