@@ -66,7 +66,9 @@ class SolveOptions:
     polish_gap : float, optional
         ``fast``: run the local search and the polish MILP when the certified relative gap to the LP bound
         exceeds this (or the efficiency gap exceeds ``polish_efficiency_gap``); the MILP stops at a relative gap
-        of 0.1 %, or of ``polish_gap`` if smaller. Default (``None``): 0.5 %.
+        of 0.1 %, or of ``polish_gap`` if smaller, or of ``0.1 * polish_efficiency_gap * E_LP / z_LP`` if smaller
+        still (where E is small against the value: :func:`fairshare.methods.relax.polish_mip_gap`). Default
+        (``None``): 0.5 %.
     polish_efficiency_gap : float, optional
         ``fast``: also improve the rounding when its efficiency ``E`` falls short of the LP solution's ``E`` by
         more than this fraction (default ``None``: 1 %). With a small fairness weight a small value gap can

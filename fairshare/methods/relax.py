@@ -2,8 +2,9 @@
 
 :func:`round_relaxation` solves the tightened LP (by pricing with ``warm_start``), rounds it greedily with a
 fill step and, unless ``polish=False``, improves the rounding when it is not good enough: a local search on
-rounds of at most :data:`LOCAL_SEARCH_MAX_COLUMNS` columns, then the polish MILP (stopping at a relative gap of
-:data:`POLISH_MIP_GAP`). The result is always feasible and its bound is certified by the LP.
+rounds of at most :data:`LOCAL_SEARCH_MAX_COLUMNS` columns, then the polish MILP (stopping at the relative gap
+of :func:`polish_mip_gap`: :data:`POLISH_MIP_GAP`, or less where E is small against the value). The result is
+always feasible and its bound is certified by the LP.
 
 "Good enough" is decided from two gaps (:func:`polish_thresholds`):
 
@@ -30,8 +31,9 @@ from fairshare.methods.rounding import dot, greedy_round, improve, polish
 from fairshare.methods.solved import relative_gap
 from fairshare.methods.warm import WarmStart, solve_priced
 
-__all__ = ["LOCAL_SEARCH_MAX_COLUMNS", "POLISH_EFFICIENCY_GAP", "POLISH_GAP", "POLISH_MIP_GAP", "Rounded",
-           "efficiency_gap", "polish_thresholds", "round_relaxation", "value_bound"]
+__all__ = ["LOCAL_SEARCH_MAX_COLUMNS", "POLISH_EFFICIENCY_GAP", "POLISH_EFFICIENCY_SHARE", "POLISH_GAP",
+           "POLISH_MIP_GAP", "Rounded", "efficiency_gap", "polish_mip_gap", "polish_thresholds", "round_relaxation",
+           "value_bound"]
 
 LOCAL_SEARCH_MAX_COLUMNS = 1000
 """The local search is O(columns x placed); beyond this many columns greedy is within 0.1 % (measured)."""
@@ -43,7 +45,12 @@ POLISH_EFFICIENCY_GAP = 1e-2
 """Default ``polish_efficiency_gap``: relative shortfall of the placement's E against the LP solution's E."""
 
 POLISH_MIP_GAP = 1e-3
-"""Relative gap at which the polish MILP stops (on the tightened objective; ``polish_gap`` if smaller)."""
+"""Relative gap at which the polish MILP stops (tightened objective; smaller if :func:`polish_mip_gap` says so)."""
+
+POLISH_EFFICIENCY_SHARE = 0.1
+"""The polish MILP goes on until the value it may still miss is at most this share of ``polish_efficiency_gap``
+times the LP solution's E (:func:`polish_mip_gap`). With a small fairness weight the objective is flat across
+placements of very different efficiency: a gap of 0.1 % of the value does not tell them apart."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,10 +146,33 @@ def round_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *
     seconds = opts.polish_seconds if deadline is None else min(opts.polish_seconds, deadline - time.perf_counter())
     if seconds <= 0:
         return Rounded(x, out.bound, done, lp_seconds, round_s, 0.0, out.row_dual, out.bound)
-    polished = polish(model, lp, out, x, seconds=seconds, gap=min(POLISH_MIP_GAP, value_gap), seed=opts.seed,
-                      threads=opts.threads)
+    gap = polish_mip_gap(model, out.bound, out.x, value_gap, eff_gap)
+    polished = polish(model, lp, out, x, seconds=seconds, gap=gap, seed=opts.seed, threads=opts.threads)
     return Rounded(polished.x, polished.bound, done + ", polished", lp_seconds, round_s,
                    time.perf_counter() - t2, out.row_dual, out.bound)
+
+
+def polish_mip_gap(model: RoundModel, z_lp: float, x_lp: np.ndarray, value_gap: float, eff_gap: float) -> float:
+    """Relative gap (on the tightened objective) at which the polish MILP stops.
+
+    The smallest of :data:`POLISH_MIP_GAP`, the value threshold ``value_gap`` and
+    ``POLISH_EFFICIENCY_SHARE * eff_gap * E(x_lp) / z_LP``: the MILP stops only once the value it may still leave
+    on the table is at most that share of the efficiency threshold's worth of the LP solution's E. Positive
+    whenever ``value_gap`` and ``eff_gap`` are.
+
+    Examples
+    --------
+    >>> from fairshare.formulation import build_model
+    >>> from fairshare.problem import RoundProblem
+    >>> m = build_model(RoundProblem(["V100"], [1], ["a"], [1], [[2.0]]))
+    >>> polish_mip_gap(m, 1.0, np.zeros(1), 5e-3, 1e-2) == POLISH_MIP_GAP  # no E in the LP solution
+    True
+    """
+    gap = min(POLISH_MIP_GAP, value_gap)
+    e_lp = dot(model.eff_priority, x_lp)
+    if np.isfinite(eff_gap) and eff_gap > 0 and z_lp > 0 and e_lp > 0:
+        gap = min(gap, POLISH_EFFICIENCY_SHARE * eff_gap * e_lp / z_lp)
+    return gap
 
 
 def polish_thresholds(model: RoundModel, opts: SolveOptions) -> tuple[float, float]:

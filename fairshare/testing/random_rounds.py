@@ -14,7 +14,7 @@ import numpy as np
 
 from fairshare.problem import RoundProblem
 
-__all__ = ["GPU_TYPES", "random_round"]
+__all__ = ["GPU_TYPES", "fractional_round", "random_round"]
 
 GPU_TYPES = ("K80", "P100", "V100", "H200")
 _CAP_SPLIT = np.array([0.3, 0.3, 0.3, 0.1])
@@ -96,3 +96,25 @@ def random_round(
     return RoundProblem(gpu_types=GPU_TYPES, capacity=cap, job_ids=tuple(f"j{i}" for i in range(n)),
                         scale=scale, throughput=tput, weight=weight, deficit=deficit, pair_jobs=pj,
                         pair_gpu=g, pair_throughput=pt, epsilon=epsilon, fairness_weight=fairness_weight)
+
+
+def fractional_round(num_jobs: int, *, seed: int = 0) -> RoundProblem:
+    """:func:`random_round` in which 30 % of the one-GPU jobs ask for 0.1-0.7 of a GPU (steps of 0.05).
+
+    A job asking for part of a GPU keeps no co-location candidate.
+
+    Examples
+    --------
+    >>> p = fractional_round(64, seed=1)
+    >>> bool((p.scale < 1).any()), p.num_jobs
+    (True, 64)
+    """
+    p = random_round(num_jobs, seed=seed)
+    rng = np.random.default_rng(seed + 2000)
+    one = np.flatnonzero(p.scale == 1)
+    part = rng.choice(one, size=int(0.3 * len(one)), replace=False)
+    scale = p.scale.astype(np.float64)
+    scale[part] = np.round(rng.uniform(0.1, 0.7, len(part)) / 0.05) * 0.05
+    keep = ~np.isin(p.pair_jobs, part).any(axis=1)
+    return p.replace(scale=scale, pair_jobs=p.pair_jobs[keep], pair_gpu=p.pair_gpu[keep],
+                     pair_throughput=p.pair_throughput[keep])
