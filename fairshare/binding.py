@@ -2,56 +2,21 @@
 
 The round problem decides, per job, a GPU type and a number of GPUs. :func:`bind` turns such placements into
 concrete GPUs of named nodes (:class:`Node`: an id, a GPU type, a GPU count). It never changes which jobs
-run, on which type, or with which partner; it only chooses GPUs. What it guarantees, and how:
+run, on which type, or with which partner; it only chooses GPUs. Guarantees:
 
-1. **No GPU over 1.** A whole-GPU placement (a job or a co-located pair on ``n`` GPUs) gets ``n`` distinct GPUs
-   that nothing else uses. Fractional jobs (a request ``q < 1`` of one GPU) count with their share class
-   ``1/2^k`` (:func:`fairshare.packing.share_class`, what the round's capacity row counts) and are packed,
-   largest class first, onto GPUs whose classes sum to at most 1 (first fit decreasing); each such GPU is
-   then bound like a 1-GPU placement. Classes whose total is at most ``m`` always pack onto ``m`` GPUs this
-   way, so a placement within the type-level capacity row (whole GPUs plus classes at most ``C_g``) binds.
-2. **Sticky.** With ``previous`` (the binding of the round before), a placement whose type and members did
-   not change keeps exactly its GPUs, provided its node still exists with that type and those indices. These
-   placements are pinned first; everything else is bound in the GPUs left free. A fractional job keeps its
-   GPU when the share still fits there and keeping every such GPU leaves room for the rest of the type; if
-   not, the fractional jobs of that type are packed anew. Placements that changed prefer, as a tie-break,
-   the node and the GPU indices their jobs held (see below), so that a job whose partner changed often stays
-   where it was. Pins can leave free GPUs scattered so that a new gang must be split where a fresh binding
-   would not split it; then (``defragment=True``, the default) the type is also bound with the previous GPUs
-   as a preference only, and the binding that splits fewer gangs is kept (on a tie, the one that moves fewer
-   jobs, so the pinned one). So an unchanged placement keeps its GPUs unless keeping them would split a gang
-   that a re-binding keeps whole; ``defragment=False`` keeps them always. (Measured on a simulated run, 80
-   Gavel-recipe jobs on 4 V100 and 2 K80 nodes of 8 GPUs, 1,663 rounds: strict pins left 2,712 split
-   gang-rounds for 1,805 moves; the default 0 for 1,981.)
-3. **Few split gangs.** After pinning, a gang either fits whole on one node or is split across nodes. The
-   number of split gangs is minimised first: the most gangs that can be kept whole are always the smallest
-   ones (exchanging a larger whole gang for a smaller split one never breaks a packing), so the binding keeps
-   the ``k`` smallest whole for the largest ``k`` that fits. Whether a set of gangs fits is decided exactly
-   when the gang sizes divide one another (1, 2, 4, 8, ...: every trace of this field): placing sizes in
-   decreasing order, a gang of size ``s`` fits somewhere iff the total size of the gangs of size ``>= s`` is at
-   most ``s * sum_k floor(free_k / s)``, whatever the earlier choices were, because a placed gang of a size
-   that ``s`` divides lowers that slot count by exactly its size over ``s``. For other sizes the test is
-   best-fit decreasing (a heuristic; ``tests/test_binding.py`` compares it with a brute force on small
-   rounds). Whole gangs are placed largest first, on the node the gang's jobs held most GPUs of (when the
-   sizes divide one another, any node that fits keeps the packing feasible), else by best fit (the node with
-   the fewest free GPUs that fits, keeping large holes for later gangs). Then each remaining gang, largest
-   first, is split over the fewest nodes possible given what is left: the nodes with the most free GPUs,
-   the last piece on the smallest node that holds it.
-4. **GPU indices.** Inside a node, pinned placements keep their indices; the others get the free indices
-   their jobs held before where possible. When two placements want the same index (a pair that split up,
-   with both jobs still on the node), the indices are assigned by a minimum-cost flow (networkx) from
-   placements to free indices, cost 0 for an index one of the placement's jobs held and 1 otherwise, so the
-   fewest GPUs change hands (a greedy hand-out, fewest wishes first, is kept instead when it reaches the upper
-   bound on granted wishes, which proves it optimal: the flow is then not needed); the remaining GPUs are the
-   lowest free indices.
+1. **No GPU over 1.** A whole-GPU placement gets ``n`` distinct GPUs nothing else uses; fractional jobs, counted
+   by share class ``1/2^k``, are packed first fit decreasing onto GPUs whose classes sum to at most 1, so a
+   placement within the type-level capacity row always binds.
+2. **Sticky.** With ``previous``, a placement whose type and members did not change keeps its GPUs, unless
+   keeping them would split a gang that a re-binding keeps whole (``defragment=True``, the default;
+   ``defragment=False`` keeps them always). Changed placements prefer the GPUs their jobs held.
+3. **Few split gangs.** The most gangs that can stay whole are the smallest ones; the count is exact when gang
+   sizes divide one another (1, 2, 4, 8, ...), best-fit decreasing otherwise.
+4. **GPU indices.** Inside a node, the fewest GPUs change hands (a minimum-cost flow, networkx).
 
-Results do not depend on the order of the placements: gangs are processed in the order (size, sorted job
-ids). Cost: linear in the number of placements and nodes, plus a sort; ``benchmarks/bench_binding.py``
-measures it against the round itself (docs/performance.md).
-
-The binding reports ``split_gangs`` (whole-GPU placements that span more than one node) and ``moved_jobs``
-(jobs that held GPUs in ``previous`` and now hold a different set of GPUs; a job that starts or stops is not
-counted).
+Results do not depend on the order of the placements. The algorithm and its proof are in ``docs/binding.md``;
+its cost is measured by ``benchmarks/bench_binding.py`` (docs/performance.md). The binding reports
+``split_gangs`` and ``moved_jobs``.
 
 Examples
 --------

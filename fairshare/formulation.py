@@ -330,10 +330,10 @@ class RoundModel:
 
         Both describe the same 0/1 placements (the gangs take whole GPUs, so ``y_g = ceil(sum r_c x_c)`` fits
         whenever the single row holds) and the same LP bound, but branching on ``y_g`` splits the round on how
-        many GPUs go to fractional jobs, which closes the gap far sooner (measured at 256 jobs with 30 % of
-        them fractional: 0.5 to 1.9 s to proven optimality instead of 0.7 to 30 s). The first ``M`` columns are
-        the placement columns; ``num_placement_cols`` is ``M + G`` so that the ``y_g`` are integer too: slice
-        a solution to its first ``M`` entries. ``lp``: the :meth:`tightened_lp` already built, if any.
+        many GPUs go to fractional jobs, which closes the gap far sooner (docs/performance-notes.md). The first
+        ``M`` columns are the placement columns; ``num_placement_cols`` is ``M + G`` so that the ``y_g`` are
+        integer too: slice a solution to its first ``M`` entries. ``lp``: the :meth:`tightened_lp` already
+        built, if any.
         """
         lp = self.tightened_lp() if lp is None else lp
         p, c = self.problem, self.columns

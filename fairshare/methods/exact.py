@@ -13,16 +13,15 @@ the model to HiGHS and every solve included). A scheduler that sets one wants th
 it expires, so the time is spent in this order:
 
 1. fast's placement (:func:`fairshare.methods.relax.round_relaxation`: the tightened LP, greedy rounding and
-   its polish) within the deadline; fast needs 0.1 s at 2,048 jobs and 0.6 s at 8,192 (measured), and if
-   its LP cannot finish in time the greedy pass runs on the column values alone;
+   its polish) within the deadline; if its LP cannot finish in time the greedy pass runs on the column values
+   alone;
 2. the MILP with the time left, if it is at least :data:`MILP_START_FACTOR` times what fast's LP took, with
-   HiGHS's presolve off: HiGHS does not check its clock during the set-up that follows its MIP presolve
-   (measured 4.6 s at 8,192 jobs, and hundreds of seconds at 32,768, whatever the limit) and in the first
-   iteration of the root LP (2 s at 32,768 jobs); without presolve, and with that much time left, it stops
-   within tens of milliseconds of the deadline (docs/reliability.md has the measurements);
+   HiGHS's presolve off: HiGHS does not check its clock during the set-up that follows its MIP presolve nor in
+   the first iteration of the root LP; without presolve, and with that much time left, it stops within tens
+   of milliseconds of the deadline (docs/reliability.md has the measurements);
 3. the better of the two placements: HiGHS's incumbent if it has one at least as good as fast's, else
-   fast's. fast's placement is compared, never handed to HiGHS as a start (HiGHS 1.16 returned a start given
-   by ``setSolution`` as optimal with a wrong objective: tests/test_allocate.py).
+   fast's. fast's placement is compared, never handed to HiGHS as a start (:mod:`fairshare.solvers.highs`
+   says why).
 
 The status is ``optimal`` when HiGHS proved optimality, else ``time_limit``; ``mip_gap`` and ``bound`` are
 measured against the best bound known (HiGHS's dual bound or the LP optimum, whichever is lower). With the
@@ -31,12 +30,10 @@ backend).
 
 Without a time limit
 --------------------
-HiGHS runs to optimality. On an all-integer round it runs with :data:`DEADLINE_HIGHS_OPTIONS` too: with
-HiGHS's defaults most of its time went in the set-up that follows its presolve, in a restart that repeats
-presolve and set-up, and in its sub-MIP heuristics (measured on 2 loaded cores at 8,192 jobs: 72 s with the
-defaults, 6.6 s with these options, the same optimum, one node either way; docs/results/highs_log_summary.md).
-On a round with fractional requests it runs with HiGHS's defaults, whose presolve pays off there (256-job
-rounds with 30 % of the jobs fractional: 1.9 to 8.9 s with the defaults, 16 to 46 s with these options).
+HiGHS runs to optimality. On an all-integer round it runs with :data:`DEADLINE_HIGHS_OPTIONS` too (HiGHS's
+defaults spent most of their time in set-up, restarts and sub-MIP heuristics); on a round with fractional
+requests it runs with HiGHS's defaults, whose presolve pays off there (docs/performance-notes.md,
+"Measurements behind the defaults").
 """
 
 from __future__ import annotations
@@ -60,16 +57,15 @@ __all__ = ["DEADLINE_HIGHS_OPTIONS", "DEADLINE_MARGIN_SECONDS", "MILP_START_FACT
 DEADLINE_MARGIN_SECONDS = 0.25
 """The promise: :func:`~fairshare.allocate` in ``exact`` mode with ``time_limit=T`` returns within ``T`` plus this.
 
-Measured overruns were at most 0.08 s, from 2,048 to 32,768 jobs and limits of 0.01 to 10 s, on 2 shared cores
-(docs/reliability.md); the rest is headroom for a busy machine. ``tests/test_reliability.py`` checks it.
+``tests/test_reliability.py`` checks it; docs/reliability.md has the measured overruns.
 """
 
 MILP_START_FACTOR = 2.0
 """Under a time limit, the MILP starts only if the time left is at least this many times fast's LP time.
 
 HiGHS's first steps on the MILP (its feasibility-jump heuristic and the first iteration of the root LP) do not
-check the clock and take about as long as the LP relaxation (measured at 32,768 jobs: 0.6 s and 2.1 s, LP 2.5
-s by interior point); with less time left the MILP could not beat fast's placement anyway.
+check the clock and take about as long as the LP relaxation; with less time left the MILP could not beat fast's
+placement anyway (docs/performance-notes.md, "Measurements behind the defaults").
 """
 
 DEADLINE_HIGHS_OPTIONS: dict[str, str | bool] = {
@@ -79,13 +75,13 @@ DEADLINE_HIGHS_OPTIONS: dict[str, str | bool] = {
 documentation).
 
 Presolve off: HiGHS does not check its clock in the set-up after its MIP presolve. The sub-MIP heuristics
-(RINS, RENS, root reduced cost) off: each runs a presolve of its own that overran the deadline by 0.3 s at
-8,192 jobs; without them HiGHS also proved that round optimal sooner (1.8 s instead of 13.5 s, measured).
+(RINS, RENS, root reduced cost) off: each runs a presolve of its own that can overrun the deadline, and without
+them HiGHS also proves all-integer rounds optimal sooner (docs/performance-notes.md).
 """
 
 RESERVE_SECONDS_PER_COLUMN = 1e-6
 """Under a time limit, the solvers stop this long per placement column before the deadline, for the work
-that follows them (a greedy pass, then assembling the allocation: 0.13 s at 32,768 jobs, 185,243 columns)."""
+that follows them (a greedy pass, then assembling the allocation)."""
 
 
 def solve(model: RoundModel, opts: SolveOptions, *, warm: WarmStart | None = None,
@@ -104,8 +100,7 @@ def solve(model: RoundModel, opts: SolveOptions, *, warm: WarmStart | None = Non
 
 def _milp(lp: LinearProgram, opts: SolveOptions, deadline: float | None,
           highs_options: dict[str, str | bool] | None) -> SolverOutcome:
-    # No start solution is given (HiGHS 1.16 returned one given by setSolution as optimal with a wrong
-    # objective: tests/test_allocate.py::test_exact_regression_start_solution).
+    # No start solution is given (see fairshare.solvers.highs).
     return solve_lp(lp, integer=True, mip_rel_gap=opts.mip_rel_gap, threads=opts.threads, seed=opts.seed,
                     verbose=opts.verbose, deadline=deadline, extra_options=highs_options)
 

@@ -25,7 +25,7 @@ __all__ = ["DUAL_SIMPLEX_MAX_COLUMNS", "lp_algorithm", "solve", "solve_relaxatio
 
 DUAL_SIMPLEX_MAX_COLUMNS = 20_000
 """``lp_algorithm="auto"`` uses dual simplex up to this many columns of the tightened LP, interior point above
-(measured: dual simplex wins up to about 4,096 jobs, interior point at 8,192)."""
+(the faster of the two on each side: docs/performance.md)."""
 
 
 def lp_algorithm(model: RoundModel, lp: LinearProgram, opts: SolveOptions) -> str:
@@ -51,8 +51,8 @@ def solve_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *
 
     ``presolve=False`` turns HiGHS's presolve off. On a round's tightened LP it usually finds nothing to
     remove (every job has a column on every type it can run on), and HiGHS then solves the LP as given, the
-    same way as without presolve: the same point and duals, in 0.65-0.73 of the time on rounds of 130-520
-    jobs (``benchmarks/bench_presolve.py``). Where it does remove something (tiny rounds, jobs with a single
+    same way as without presolve: the same point and duals, in less time (docs/performance-notes.md). Where it
+    does remove something (tiny rounds, jobs with a single
     column), the optimum is the same but, with several optima, the point may differ. Warm rounds
     (:mod:`fairshare.methods.warm`) solve their small rounds this way; cold rounds keep HiGHS's default.
     """

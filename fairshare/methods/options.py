@@ -78,7 +78,7 @@ class SolveOptions:
         MILP; see ``polish_gap``). ``False``: return the greedy rounding with its fill step as it is (still
         feasible, its gap to the LP bound still certified and reported); about 10 times less policy time per
         round in long simulations, where most rounds are polished otherwise, for a mean JCT 1-8 % higher on the
-        main comparison's setting (docs/performance.md, "A long replay"). Default ``True``.
+        main comparison's setting (docs/performance.md, "A simulation"). Default ``True``.
     warm_start : bool
         ``fast``: solve the tightened LP by pricing (a restricted set of columns, grown until no column prices
         out: the same optimum as the whole LP) and, when a :class:`~fairshare.methods.warm.WarmStart` is

@@ -42,11 +42,10 @@ POLICY_POLISH_SECONDS = 60.0
 """Safety time limit of ``fast``'s polish MILP in this policy, unless ``options`` sets ``polish_seconds``.
 
 The polish is bounded by 200 branch-and-bound nodes, a limit of work; its time limit is only a guard. The
-engine's default (1 s) bounds a live scheduler's round, but on a busy machine some polish MILPs reach it and
-stop at a different placement than they would on an idle one: three runs of the same simulation under
-different loads gave three different worst jobs (docs/performance.md, "Reproducible simulations"). In a
-simulation the time of a round matters less than getting the same results on any machine, so the guard is
-set far above what 200 nodes take here (under 1 s on the benchmark's rounds).
+engine's default (1 s) bounds a live scheduler's round, but on a busy machine a polish MILP can reach it and
+stop at another placement than on an idle one. In a simulation the same results on any machine matter more
+than a round's time, so the guard is set far above what 200 nodes take (docs/performance.md, "Reproducible
+simulations").
 """
 
 

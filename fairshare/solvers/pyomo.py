@@ -20,8 +20,8 @@ its request rounded up to the share class ``1/2^k`` (``k = 0..4``), which keeps 
 placement within it packs onto whole GPUs); the objective and ``Tfair_j`` use ``s_j`` as given, and pairs
 never contain a fractional job.
 
-Model building loops over the variables in Python: fine for a reference, too slow for the hot path
-(about 0.1 s at 2,000 jobs, 1 s at 10,000), which is why ``fast`` and the default ``exact`` build from arrays.
+Model building loops over the variables in Python: fine for a reference, too slow for the hot path, which is
+why ``fast`` and the default ``exact`` build from arrays.
 """
 
 from __future__ import annotations
