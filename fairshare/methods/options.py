@@ -53,7 +53,7 @@ class SolveOptions:
         HiGHS random seed.
     lp_algorithm : {"auto", "dual", "primal", "ipm", "choose", "pdlp"}
         ``lp`` and ``fast`` on HiGHS: the LP method. ``auto``: dual simplex, except interior point with
-        crossover for the tightened LP above 20,000 placement columns (measured faster there, at 8,192 jobs).
+        crossover for the tightened LP above 20,000 placement columns (faster there: docs/performance.md).
     relaxation : {"section3", "tightened"}
         ``lp`` only: section 3's relaxation or the tightened column one (``tightened`` needs the HiGHS backend).
     backend : {"highs", "pyomo"}
