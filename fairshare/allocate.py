@@ -32,6 +32,7 @@ from fairshare.binding import Binding, Node, bind
 from fairshare.errors import InvalidInputError
 from fairshare.formulation import RoundModel, build_model
 from fairshare.methods import METHODS, MODES, Mode, SolveOptions
+from fairshare.methods.kept import KeptLP
 from fairshare.methods.warm import WarmStart
 from fairshare.problem import RoundProblem
 
@@ -46,7 +47,7 @@ def allocate(
     mode: str = "fast",
     options: SolveOptions | Mapping[str, Any] | None = None,
     previous_binding: Binding | Mapping[str, Any] | None = None,
-    warm: WarmStart | None = None,
+    warm: WarmStart | KeptLP | None = None,
     executor: Executor | None = None,
     **option_overrides: Any,
 ) -> Allocation:
@@ -65,9 +66,11 @@ def allocate(
         A round that names its ``nodes``: the previous round's binding, so that placements that did not
         change keep their GPUs (:func:`fairshare.binding.bind`). Refused with mode ``lp`` (which binds
         nothing) and for a round without ``nodes``: an option that does not apply is refused, not ignored.
-    warm : WarmStart, optional
-        Mode ``fast`` with ``warm_start=True``: the state its LP is seeded from and that it updates for the next
-        round (:mod:`fairshare.methods.warm`); without it every round is solved cold. Other modes do not use it.
+    warm : WarmStart or KeptLP, optional
+        Mode ``fast``: the state its LP starts from and that it updates for the next round. A ``WarmStart``
+        (with ``warm_start=True``) seeds a priced LP (:mod:`fairshare.methods.warm`); a ``KeptLP`` keeps the
+        last round's LP in HiGHS and changes it into this round's (:mod:`fairshare.methods.kept`). Without it
+        every round is solved cold. Other modes do not use it.
     executor : concurrent.futures.Executor, optional
         Mode ``fast`` with ``partitions > 1``: runs the parts of the split round (a process pool, a Dask
         ``Client.get_executor()``); without it they run one after another here. Other modes do not use it.
@@ -119,7 +122,7 @@ def allocate(
 
 
 def solve_model(model: RoundModel, *, mode: str = "fast", options: SolveOptions | Mapping[str, Any] | None = None,
-                warm: WarmStart | None = None, executor: Executor | None = None,
+                warm: WarmStart | KeptLP | None = None, executor: Executor | None = None,
                 **option_overrides: Any) -> Allocation:
     """Solve a round whose :class:`~fairshare.formulation.RoundModel` is already built.
 
@@ -158,14 +161,15 @@ def _mode(mode: object) -> Mode:
 
 
 def _check_inputs(warm: object, executor: object) -> None:
-    if warm is not None and not isinstance(warm, WarmStart):
-        raise InvalidInputError("warm", type(warm).__name__, "must be a fairshare.methods.warm.WarmStart or None")
+    if warm is not None and not isinstance(warm, (WarmStart, KeptLP)):
+        raise InvalidInputError("warm", type(warm).__name__,
+                                "must be a fairshare.methods.warm.WarmStart, a fairshare.methods.kept.KeptLP or None")
     if executor is not None and not callable(getattr(executor, "submit", None)):
         raise InvalidInputError("executor", executor, "must be a concurrent.futures.Executor (an object with submit)")
 
 
 def _solve(model: RoundModel, mode: Mode, opts: SolveOptions, model_seconds: float, spent: float = 0.0, *,
-           warm: WarmStart | None = None, executor: Executor | None = None) -> Allocation:
+           warm: WarmStart | KeptLP | None = None, executor: Executor | None = None) -> Allocation:
     """Solve with the mode's method; ``spent``: seconds of the call already used (taken off ``time_limit``)."""
     if opts.time_limit is not None and spent > 0:
         opts = replace(opts, time_limit=max(opts.time_limit - spent, _LEAST_TIME))

@@ -53,6 +53,8 @@ from fairshare.binding import Binding, Node, check_nodes, gpus_of_nodes, parse_n
 from fairshare.documents import MAX_JSON_BYTES, read_json
 from fairshare.errors import InvalidInputError
 from fairshare.fair_share import fair_share, next_deficit
+from fairshare.kept_jobs import KeptJobs
+from fairshare.methods.kept import KeptLP
 from fairshare.methods.warm import WarmStart
 from fairshare.priority import RULES, JobState, NoPriority, PriorityRule, priority_rule
 from fairshare.problem import MAX_GPUS, MAX_VALUE, RoundProblem
@@ -127,6 +129,14 @@ class Engine:
     round_seconds : float
         Length of a round (default 360 s): the unit of the deficits. A plan for part of a round (an event,
         :meth:`plan` with ``round_seconds``) counts its progress and deficits in proportion.
+    incremental : bool
+        Keep the last plan's jobs and LP between plans (default ``True``; ``False``: every plan validates and
+        builds its whole round): a plan validates only the jobs and candidate pairs that are new or changed
+        since the last plan, and mode ``fast`` changes the last plan's LP, kept in HiGHS, into the new one
+        instead of building it again (:mod:`fairshare.methods.kept`; not with the option ``warm_start``, which
+        keeps its own state). The LP optimum is the one a cold plan finds; the placement can differ only where
+        the LP has several optima (or, when the polish runs, among placements within its gap). Neither is
+        saved (a loaded engine's first plan is cold). Not with ``nodes`` (their plans take the full path).
 
     Raises
     ------
@@ -148,7 +158,10 @@ class Engine:
                  priority: str | PriorityRule | Callable[..., Any] | None = DEFAULT_PRIORITY,
                  nodes: Sequence[Node | Mapping[str, Any]] | None = None,
                  shortfall_price: str | ShortfallPriceRule | Callable[..., Any] | None = DEFAULT_SHORTFALL_PRICE,
-                 round_seconds: float = DEFAULT_ROUND_SECONDS) -> None:
+                 round_seconds: float = DEFAULT_ROUND_SECONDS, incremental: bool = True) -> None:
+        if not isinstance(incremental, bool):
+            raise InvalidInputError("incremental", clip(incremental), "must be True or False")
+        self._incremental = incremental
         self._configure("", gpus, mode, epsilon, fairness_weight, options, {} if deficits is None else deficits,
                         round_index)
         self._priority = priority_rule(priority)
@@ -172,7 +185,11 @@ class Engine:
         self._pending_owed: dict[str, float] = {}  # what each job of the pending plan owed, in rounds
         self._recent: deque[tuple[Allocation, str]] = deque(maxlen=_KEEP_RECENT)
         self._warm = WarmStart()  # fast with warm_start: what the last plan leaves for the next (not saved)
+        self._kept_lp = KeptLP()  # incremental, fast: the last plan's LP, kept in HiGHS (not saved)
+        self._kept_jobs: KeptJobs | None = None  # incremental: the jobs of the last plan, validated (not saved)
         self._pending_held: list[str] = []  # jobs of the pending plan that could run nowhere (held_out)
+        self._pending_seconds = 0.0  # length of the round the pending plan was made for
+        self._last_round: tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]] | None = None  # for event()
 
     # ------------------------------------------------------------------ settings (checked on assignment)
     @property
@@ -218,6 +235,34 @@ class Engine:
     def binding(self) -> Binding | None:
         """The binding of the last committed plan (the ``previous`` of the next plan's binding), if any."""
         return self._binding
+
+    @property
+    def incremental(self) -> bool:
+        """Plans keep the last plan's jobs and LP (see the class documentation); may be set at any time."""
+        return self._incremental
+
+    @incremental.setter
+    def incremental(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise InvalidInputError("incremental", clip(value), "must be True or False")
+        self._incremental = value
+        self._kept_lp.reset()
+        self._kept_jobs = None
+
+    @property
+    def last_jobs(self) -> tuple[Mapping[str, Any], ...]:
+        """The job objects of the last plan, as given (after :meth:`event`: with their ``current`` placements)."""
+        return tuple(self._last_round[0]) if self._last_round is not None else ()
+
+    @property
+    def last_colocation(self) -> tuple[Mapping[str, Any], ...]:
+        """The candidate pairs of the last plan, as given."""
+        return tuple(self._last_round[1]) if self._last_round is not None else ()
+
+    @property
+    def pending_seconds(self) -> float | None:
+        """Length in seconds of the round the pending plan was made for (``None``: no plan pending)."""
+        return self._pending_seconds if self._pending is not None else None
 
     @property
     def mode(self) -> str:
@@ -301,6 +346,9 @@ class Engine:
         """
         length = self._round_seconds if round_seconds is None else _check_round_seconds(round_seconds,
                                                                                         "round_seconds")
+        if self._live():
+            ids = self._sync(jobs, colocation)
+            return self._kept_problem(jobs, ids, length)
         docs = []
         n = len(jobs)
         remaining, done, age = np.full(n, np.inf), np.zeros(n), np.zeros(n)
@@ -357,16 +405,28 @@ class Engine:
         running jobs' ``current`` placement and ``restart_seconds`` so that only moves worth their restart
         are made (:meth:`problem`).
         """
-        held = _cannot_run(jobs, self._gpus)
-        if held:
-            jobs, colocation = _without(jobs, colocation, held)
-        problem = self.problem(jobs, colocation, round_seconds=round_seconds)
+        if self._live():
+            length = self._round_seconds if round_seconds is None else _check_round_seconds(round_seconds,
+                                                                                            "round_seconds")
+            ids = self._sync(jobs, colocation, np.array(list(self._gpus.values()), np.float64))
+            assert self._kept_jobs is not None
+            held = {jid: _job_number(jobs[i], "age_seconds", i, 0.0) for i, jid in self._kept_jobs.nowhere}
+            problem = self._kept_problem(jobs, ids, length, held)
+        else:
+            held = _cannot_run(jobs, self._gpus)
+            if held:
+                jobs, colocation = _without(jobs, colocation, held)
+            problem = self.problem(jobs, colocation, round_seconds=round_seconds)
         previous = self._binding if self._nodes and self._mode != "lp" else None  # only where it applies
-        alloc = allocate(problem, mode=self._mode, options=self._options, previous_binding=previous,
-                         warm=self._warm if self._options.warm_start else None)
+        warm: WarmStart | KeptLP | None = self._warm if self._options.warm_start else None
+        if warm is None and self._incremental and self._mode == "fast":
+            warm = self._kept_lp
+        alloc = allocate(problem, mode=self._mode, options=self._options, previous_binding=previous, warm=warm)
         if self._pending is not None:
             self._recent.append((self._pending, "superseded"))
         self._pending = alloc
+        self._last_round = (list(jobs), list(colocation))
+        self._pending_seconds = self._round_seconds if round_seconds is None else float(round_seconds)
         self._pending_epsilon = problem.epsilon
         fraction = (self._round_seconds if round_seconds is None else float(round_seconds)) / self._round_seconds
         self._pending_fraction = fraction
@@ -378,6 +438,70 @@ class Engine:
                 owed = min(MAX_VALUE, (1.0 - self._epsilon) * age / self._round_seconds)
             self._pending_owed[jid] = min(MAX_VALUE, owed / fraction) * fraction
         return alloc
+
+    def _live(self) -> bool:
+        """Plans take the incremental path (kept jobs): ``incremental`` and no nodes."""
+        return self._incremental and not self._nodes
+
+    def _sync(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]],
+              capacity: np.ndarray | None = None) -> tuple[str, ...]:
+        """Keep ``jobs`` and ``colocation`` in the kept jobs (validating what changed); their ids in order.
+
+        With ``capacity``, candidate pairs of jobs that can run nowhere are dropped unread (as :meth:`plan` does).
+        """
+        if isinstance(jobs, (str, bytes, Mapping)) or not isinstance(jobs, Sequence):
+            raise InvalidInputError("jobs", clip(jobs), "must be a list of job objects")
+        if isinstance(colocation, (str, bytes, Mapping)) or not isinstance(colocation, Sequence):
+            raise InvalidInputError("colocation", clip(colocation), "must be a list")
+        types = tuple(self._gpus)
+        if self._kept_jobs is None or self._kept_jobs.gpu_types != types:
+            self._kept_jobs = KeptJobs(types)
+        ids = self._kept_jobs.sync(jobs, colocation, ignore=JOB_STATE_KEYS, capacity=capacity)
+        for i, job in enumerate(jobs):
+            if "deficit" in job:
+                raise InvalidInputError(f"jobs[{i}].deficit", job["deficit"],
+                                        "the engine carries deficits itself; leave this key out")
+        return ids
+
+    def _kept_problem(self, jobs: Sequence[Mapping[str, Any]], ids: Sequence[str], length: float,
+                      held: Mapping[str, float] | None = None) -> RoundProblem:
+        """The round of the kept jobs ``ids`` (less ``held``), with deficits, priorities and prices filled in."""
+        assert self._kept_jobs is not None
+        ruled = not isinstance(self._priority, NoPriority)
+        priced = not isinstance(self._price, NoPrice)
+        rows = [i for i, j in enumerate(ids) if not held or j not in held]
+        n = len(rows)
+        remaining, done, age = np.full(n, np.inf), np.zeros(n), np.zeros(n)
+        owed = np.empty(n)
+        deficits, eps, unit = self._deficits, self._epsilon, self._round_seconds
+        for k, i in enumerate(rows):
+            job = jobs[i]
+            if ruled and "priority" in job:
+                raise InvalidInputError(f"jobs[{i}].priority", clip(job["priority"]),
+                                        "the engine's priority rule computes priorities; leave this key out "
+                                        "or use Engine(..., priority='none')")
+            if priced and "shortfall_price" in job:
+                raise InvalidInputError(f"jobs[{i}].shortfall_price", clip(job["shortfall_price"]),
+                                        "the engine's shortfall-price rule computes prices; leave this key out "
+                                        "or use Engine(..., shortfall_price='none')")
+            if "remaining_iterations" in job:
+                remaining[k] = _job_number(job, "remaining_iterations", i, np.inf)
+            if "done_iterations" in job:
+                done[k] = _job_number(job, "done_iterations", i, 0.0)
+            if "age_seconds" in job:
+                age[k] = _job_number(job, "age_seconds", i, 0.0)
+            d = deficits.get(ids[i])
+            owed[k] = min(MAX_VALUE, (1.0 - eps) * age[k] / unit) if d is None else d
+        deficit = np.minimum(MAX_VALUE, owed * unit / length)
+        kept_ids = [ids[i] for i in rows]
+        problem = self._kept_jobs.problem(kept_ids, np.array(list(self._gpus.values())), deficit, self._epsilon,
+                                          self._fairness_weight, length)
+        if not (ruled or priced):
+            return problem
+        state = JobState(remaining_iterations=remaining, done_iterations=done, age=age)
+        return problem.with_prices(
+            priority=self._priority.priorities(problem, state) if ruled else None,
+            shortfall_price=self._price.prices(problem, state, fair_share(problem).throughput) if priced else None)
 
     def commit(self, allocation: Allocation | None = None, *, progress: Mapping[str, float] | None = None,
                seconds: float | None = None) -> dict[str, float]:
@@ -461,6 +585,90 @@ class Engine:
             self._binding = alloc.binding
         return dict(new)
 
+    def event(self, *, seconds: float, arrived: Sequence[Mapping[str, Any]] = (), departed: Sequence[str] = (),
+              changed: Sequence[Mapping[str, Any]] = (), colocation: Sequence[Mapping[str, Any]] = (),
+              progress: Mapping[str, float] | None = None, gpus: Mapping[str, int] | None = None) -> Allocation:
+        """Plan again at an event (jobs arrived, jobs finished, GPUs lost or added): the rest of the round.
+
+        The pending plan ran for ``seconds`` of the round it was made for: it is committed for that time
+        (``commit(progress=progress, seconds=seconds)``), and the rest of that round is planned with the
+        jobs of the last plan, less ``departed`` (ids), plus ``arrived`` (job objects as for :meth:`plan`) and
+        the candidate pairs of the last plan that name no departed job, plus ``colocation``. ``changed``: new
+        objects for jobs of the last plan (matched by ``id``; e.g. with ``remaining_iterations`` counted down).
+        Each job's
+        ``current`` placement is set from the committed plan (where it runs now; a job the plan left out is not
+        running), so that a move must be worth the job's ``restart_seconds``. ``gpus``: the cluster after the
+        event, if it changed (a node lost or added; as assigning :attr:`gpus`).
+
+        With ``incremental=True`` only the arrived jobs, the new pairs and the jobs whose placement changed are
+        validated, and in mode ``fast`` the kept LP is changed rather than built again.
+
+        Raises
+        ------
+        InvalidInputError
+            ``seconds``: not in ``(0, length of the pending plan)`` (at the end of a round, :meth:`commit` and
+            :meth:`plan` the next one); ``departed`` or ``changed``: a job that is not a job of the last plan; as
+            :meth:`commit` and :meth:`plan` for the rest. Nothing is committed when the arguments are invalid.
+        """
+        if self._pending is None or self._last_round is None:
+            raise InvalidInputError("event", None, "no plan pending: an event re-plans the pending plan's round; "
+                                    "call plan() first")
+        length = self._pending_seconds
+        value = _as_real(seconds)
+        if value is None or not 0 < value < length:
+            raise InvalidInputError("seconds", clip(seconds), f"must be a number of seconds in (0, {length:g}), the "
+                                    "time the pending plan ran (at its end, commit() and plan() the next round)")
+        if isinstance(departed, (str, bytes)) or not isinstance(departed, Sequence):
+            raise InvalidInputError("departed", clip(departed), "must be a list of job ids")
+        jobs, pairs = self._last_round
+        known = {j.get("id") for j in jobs}
+        for k, jid in enumerate(departed):
+            if jid not in known:
+                raise InvalidInputError(f"departed[{k}]", clip(jid), "not a job of the last plan")
+        for what, given in (("arrived", arrived), ("changed", changed)):
+            if isinstance(given, (str, bytes, Mapping)) or not isinstance(given, Sequence):
+                raise InvalidInputError(what, clip(given), "must be a list of job objects")
+        replace_by: dict[str, Mapping[str, Any]] = {}
+        for k, job in enumerate(changed):
+            name: Any = job.get("id") if isinstance(job, Mapping) else None
+            if name not in known or name in departed:
+                raise InvalidInputError(f"changed[{k}].id", clip(name), "not a job of the last plan")
+            replace_by[name] = job
+        if isinstance(colocation, (str, bytes, Mapping)) or not isinstance(colocation, Sequence):
+            raise InvalidInputError("colocation", clip(colocation), "must be a list")
+        if gpus is not None:
+            _check_nodes(self._nodes, _check_gpus(gpus, "gpus"), "gpus")
+        alloc = self._pending
+        self.commit(alloc, progress=progress, seconds=value)
+        if gpus is not None:
+            self.gpus = gpus
+        where: dict[str, dict[str, str]] = {}
+        for p in alloc.placements:
+            if len(p.jobs) == 2:
+                where[p.jobs[0]] = {"gpu": p.gpu, "partner": p.jobs[1]}
+                where[p.jobs[1]] = {"gpu": p.gpu, "partner": p.jobs[0]}
+            else:
+                for name in p.jobs:
+                    where[name] = {"gpu": p.gpu}
+        gone = set(departed)
+        now: list[Mapping[str, Any]] = []
+        for job in jobs:
+            key: Any = job.get("id")
+            if key in gone:
+                continue
+            job = replace_by.get(key, job)
+            cur = where.get(key)
+            if cur is not None and cur.get("partner") in gone:
+                cur = {"gpu": cur["gpu"]}
+            if job.get("current") != cur:
+                job = {k: v for k, v in job.items() if k != "current"}
+                if cur is not None:
+                    job["current"] = cur
+            now.append(job)
+        now.extend(arrived)
+        kept_pairs = [c for c in pairs if not any(j in gone for j in c.get("jobs", ()))]
+        return self.plan(now, kept_pairs + list(colocation), round_seconds=length - value)
+
     def _why_not_pending(self, alloc: object) -> str:
         if not isinstance(alloc, Allocation):
             return "must be the Allocation the last plan() returned"
@@ -536,6 +744,7 @@ class Engine:
         if "options" in doc and not isinstance(doc["options"], Mapping):
             raise InvalidInputError("state.options", clip(doc["options"]), "must be an object of solve options")
         engine = cls.__new__(cls)
+        engine._incremental = True
         engine._configure("state.", gpus, doc.get("mode", "fast"), doc.get("epsilon", 0.0),
                           doc.get("fairness_weight", 100.0), doc.get("options"), doc.get("deficits", {}),
                           doc.get("round_index", 0))

@@ -70,3 +70,20 @@ def test_the_running_pair_round_as_the_page_says_with_other_prices_and_restarts(
     for job in doc["jobs"][:2]:
         job["restart_seconds"] = restart
     assert allocate(doc, mode="exact").to_dict()["moved"] == moved
+
+
+def test_the_one_call_form_places_and_charges_as_the_three_steps():
+    # the page says engine.event(...) places and charges exactly as commit + current + plan did
+    blocks = [body for lang, body in re.findall(r"```(\w*)\n(.*?)```", _section(), re.S) if lang == "python"]
+    assert len(blocks) >= 2
+    first, one_call = blocks[0], blocks[1]
+    assert "engine.event(" in one_call
+    namespace: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(first, "docs/scheduler-integration.md", "exec"), namespace)  # noqa: S102
+        steps = dict(namespace["engine"].deficits)
+        exec(compile(one_call, "docs/scheduler-integration.md", "exec"), namespace)  # noqa: S102
+    engine = namespace["engine"]
+    assert engine.incremental and engine.round_index == 3
+    assert engine.deficits == pytest.approx(steps)
+    assert round(engine.deficits["train-a"], 3) == 0.278

@@ -15,7 +15,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("fairshare.errors", "fairshare._validate", "fairshare._compat", "fairshare._arrays")),
     ("core", ("fairshare.problem", "fairshare.documents", "fairshare.fair_share", "fairshare.formulation",
               "fairshare.allocation", "fairshare.validators", "fairshare.priority", "fairshare.packing",
-              "fairshare.binding", "fairshare.running", "fairshare.shortfall_price")),
+              "fairshare.binding", "fairshare.running", "fairshare.shortfall_price", "fairshare.kept_jobs")),
     ("solvers", ("fairshare.solvers",)),
     ("methods", ("fairshare.methods", "fairshare.allocate", "fairshare.engine", "fairshare.testing")),
     ("policies", ("fairshare.policies",)),

@@ -24,6 +24,7 @@ from typing import Protocol
 
 from fairshare.formulation import RoundModel
 from fairshare.methods import exact, fast, lp
+from fairshare.methods.kept import KeptLP
 from fairshare.methods.options import MODES, Mode, SolveOptions
 from fairshare.methods.solved import Solved, relative_gap
 from fairshare.methods.warm import WarmStart
@@ -35,7 +36,7 @@ __all__ = ["METHODS", "MODES", "Method", "Mode", "SolveOptions", "Solved", "rela
 class Method(Protocol):
     """The signature every solve method has."""
 
-    def __call__(self, model: RoundModel, opts: SolveOptions, *, warm: WarmStart | None = None,
+    def __call__(self, model: RoundModel, opts: SolveOptions, *, warm: WarmStart | KeptLP | None = None,
                  executor: Executor | None = None) -> Solved:
         """Solve ``model`` with ``opts``; ``warm`` and ``executor`` as :func:`fairshare.allocate` takes them."""
 

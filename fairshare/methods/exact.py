@@ -45,6 +45,7 @@ import numpy as np
 
 from fairshare.allocation import Status
 from fairshare.formulation import LinearProgram, RoundModel
+from fairshare.methods.kept import KeptLP
 from fairshare.methods.options import SolveOptions
 from fairshare.methods.relax import round_relaxation
 from fairshare.methods.solved import Solved, relative_gap
@@ -84,7 +85,7 @@ RESERVE_SECONDS_PER_COLUMN = 1e-6
 that follows them (a greedy pass, then assembling the allocation)."""
 
 
-def solve(model: RoundModel, opts: SolveOptions, *, warm: WarmStart | None = None,
+def solve(model: RoundModel, opts: SolveOptions, *, warm: WarmStart | KeptLP | None = None,
           executor: Executor | None = None) -> Solved:
     """Solve ``model`` as a MILP (see the module documentation); ``warm`` and ``executor`` are not used."""
     if opts.backend == "pyomo":

@@ -17,6 +17,7 @@ from concurrent.futures import Executor
 from fairshare.allocation import Status
 from fairshare.formulation import RoundModel
 from fairshare.methods import partition
+from fairshare.methods.kept import KeptLP
 from fairshare.methods.options import SolveOptions
 from fairshare.methods.relax import round_relaxation
 from fairshare.methods.rounding import dot
@@ -26,13 +27,14 @@ from fairshare.methods.warm import WarmStart
 __all__ = ["solve"]
 
 
-def solve(model: RoundModel, opts: SolveOptions, *, warm: WarmStart | None = None,
+def solve(model: RoundModel, opts: SolveOptions, *, warm: WarmStart | KeptLP | None = None,
           executor: Executor | None = None) -> Solved:
     """Solve ``model`` the fast way (see the module documentation).
 
     With ``opts.partitions > 1`` the round is split (:func:`fairshare.methods.partition.solve`), its parts run
     through ``executor`` when one is given. With ``opts.warm_start`` the LP is solved by pricing, seeded from
-    and updating ``warm`` when one is given.
+    and updating ``warm`` when one is given. With a :class:`~fairshare.methods.kept.KeptLP` as ``warm`` (with or
+    without ``warm_start``) the LP is the kept one changed into this round's.
     """
     if opts.partitions > 1:
         return partition.solve(model, opts, executor=executor)
@@ -40,7 +42,7 @@ def solve(model: RoundModel, opts: SolveOptions, *, warm: WarmStart | None = Non
     lp = model.tightened_lp()
     build_s = time.perf_counter() - t0
     t1 = time.perf_counter()
-    r = round_relaxation(model, lp, opts, warm=warm if opts.warm_start else None)
+    r = round_relaxation(model, lp, opts, warm=warm if opts.warm_start or isinstance(warm, KeptLP) else None)
     gap = relative_gap(r.bound, dot(model.value, r.x))
     return Solved(r.x, Status.HEURISTIC, gap, r.bound + model.obj_null, r.message, None, build_s,
                   time.perf_counter() - t1)

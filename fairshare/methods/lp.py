@@ -19,6 +19,7 @@ from fairshare.methods.solved import Solved
 from fairshare.solvers import SolverOutcome, Termination, solve_lp, solve_reference
 
 if TYPE_CHECKING:  # pragma: no cover
+    from fairshare.methods.kept import KeptLP
     from fairshare.methods.warm import WarmStart
 
 __all__ = ["DUAL_SIMPLEX_MAX_COLUMNS", "lp_algorithm", "solve", "solve_relaxation"]
@@ -82,7 +83,7 @@ def _solve_once(lp: LinearProgram, opts: SolveOptions, algorithm: str, deadline:
     return out
 
 
-def solve(model: RoundModel, opts: SolveOptions, *, warm: WarmStart | None = None,
+def solve(model: RoundModel, opts: SolveOptions, *, warm: WarmStart | KeptLP | None = None,
           executor: Executor | None = None) -> Solved:
     """Solve the relaxation chosen by ``opts`` (see the module documentation); ``warm``, ``executor``: not used."""
     if opts.backend == "pyomo":

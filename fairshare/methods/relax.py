@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fairshare.formulation import LinearProgram, RoundModel
+from fairshare.methods.kept import KeptLP
 from fairshare.methods.lp import lp_algorithm, solve_relaxation
 from fairshare.methods.options import SolveOptions
 from fairshare.methods.rounding import dot, greedy_round, improve, polish
@@ -109,11 +110,12 @@ def value_bound(model: RoundModel) -> float:
 
 
 def round_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *,
-                     deadline: float | None = None, warm: WarmStart | None = None) -> Rounded:
+                     deadline: float | None = None, warm: WarmStart | KeptLP | None = None) -> Rounded:
     """Fast's steps on ``lp`` (``model.tightened_lp()``); see the module documentation.
 
-    With ``opts.warm_start`` the LP is solved by pricing (:func:`fairshare.methods.warm.solve_priced`),
-    seeded from and updating ``warm`` when given (the LP method must be dual simplex, as ``auto`` chooses up
+    With a :class:`~fairshare.methods.kept.KeptLP` as ``warm`` the LP is the kept one, changed into this round's
+    (:mod:`fairshare.methods.kept`). Otherwise, with ``opts.warm_start`` the LP is solved by pricing
+    (:func:`fairshare.methods.warm.solve_priced`), seeded from and updating ``warm`` when given (the LP method must be dual simplex, as ``auto`` chooses up
     to :data:`~fairshare.methods.lp.DUAL_SIMPLEX_MAX_COLUMNS` columns; otherwise the whole LP is solved).
 
     With a ``deadline`` (``time.perf_counter()`` seconds) the LP and the polish stop by it. If the LP has not
@@ -122,7 +124,9 @@ def round_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *
     placement is feasible in every case.
     """
     t0 = time.perf_counter()
-    if opts.warm_start and lp_algorithm(model, lp, opts) == "dual":
+    if isinstance(warm, KeptLP):
+        out = warm.solve(model, lp, opts, deadline=deadline)
+    elif opts.warm_start and lp_algorithm(model, lp, opts) == "dual":
         out = solve_priced(model, lp, opts, warm, deadline=deadline)
     else:
         out = solve_relaxation(model, lp, opts, deadline=deadline)

@@ -380,6 +380,36 @@ class IncrementalLP:
         if status == highspy.HighsStatus.kError:  # pragma: no cover - empty rows with finite bounds
             raise SolverError("HiGHS refused the priced rows (addRows returned kError)")
 
+    def delete_columns(self, index: np.ndarray) -> None:
+        """Remove the columns at positions ``index`` (ascending); the others keep their order and basis status."""
+        if len(index):
+            self._check(self.highs.deleteCols(len(index), np.ascontiguousarray(index, np.int32)), "deleteCols")
+            self.num_cols -= len(index)
+
+    def delete_rows(self, index: np.ndarray) -> None:
+        """Remove the rows at positions ``index`` (ascending); the others keep their order."""
+        if len(index):
+            self._check(self.highs.deleteRows(len(index), np.ascontiguousarray(index, np.int32)), "deleteRows")
+
+    def change_costs(self, index: np.ndarray, cost: np.ndarray) -> None:
+        """Set the objective coefficients of the columns at positions ``index``."""
+        if len(index):
+            self._check(self.highs.changeColsCost(len(index), np.ascontiguousarray(index, np.int32),
+                                                  np.ascontiguousarray(cost, np.float64)), "changeColsCost")
+
+    def change_row_upper(self, index: np.ndarray, upper: np.ndarray) -> None:
+        """Set the upper bounds of the rows at positions ``index`` (their lower bounds stay ``-inf``)."""
+        if len(index):
+            change = getattr(self.highs, "changeRowsBounds")  # noqa: B009 - missing from highspy's type stubs
+            self._check(change(len(index), np.ascontiguousarray(index, np.int32),
+                               np.full(len(index), -highspy.kHighsInf), np.ascontiguousarray(upper, np.float64)),
+                        "changeRowsBounds")
+
+    @staticmethod
+    def _check(status: Any, what: str) -> None:
+        if status == highspy.HighsStatus.kError:  # pragma: no cover - the changes come from a valid model
+            raise SolverError(f"HiGHS refused a change of the kept LP ({what} returned kError)")
+
     def run(self, deadline: float | None = None) -> SolverOutcome:
         """Solve from the current basis; the outcome carries the column and row duals (LP)."""
         h = self.highs

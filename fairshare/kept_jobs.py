@@ -1,0 +1,253 @@
+"""The jobs and co-location candidates of a live engine, validated once and kept between plans.
+
+A scheduler that plans every round, or again at every event, sends mostly the same jobs each time. A
+:class:`KeptJobs` holds each job's round-document object as last validated (its ``id``, ``scale``,
+``throughput``, ``weight``, ``priority``, ``shortfall_price``, ``restart_seconds`` and ``current``) with its
+numbers, and each candidate pair likewise. :meth:`KeptJobs.sync` compares the jobs and pairs of a new plan with
+the kept ones and validates only those that are new or changed, with the checks and messages of a round
+document (``jobs[3].scale``, naming the position in the list given); :meth:`KeptJobs.problem` assembles the
+round from the kept numbers. The round is the one :meth:`fairshare.problem.RoundProblem.from_dict` builds
+from the same document, with the jobs in the order given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fairshare._validate import clip
+from fairshare.documents import round_problem_from_dict
+from fairshare.errors import InvalidInputError
+from fairshare.problem import MAX_GPUS, RoundProblem
+from fairshare.running import Running
+
+__all__ = ["KeptJobs"]
+
+_JOB_FIELD = re.compile(r"^jobs\[(\d+)\]")
+_PAIR_FIELD = re.compile(r"^colocation\[(\d+)\]")
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    doc: dict[str, Any]  # the job object as validated (round-document keys only; nested objects copied)
+    scale: float
+    weight: float
+    priority: float
+    price: float
+    restart: float
+    throughput: np.ndarray  # (G,)
+    gpu: int  # current type, -1: not running
+    partner: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Pair:
+    doc: dict[str, Any]
+    a: str
+    b: str
+    gpu: int
+    throughput: tuple[float, float]
+
+
+def _copy(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a job or pair object deep enough that the caller's later changes do not reach it."""
+    return {k: (dict(v) if isinstance(v, Mapping) else list(v) if isinstance(v, list) else v) for k, v in obj.items()}
+
+
+class KeptJobs:
+    """Validated jobs and candidate pairs of a round, kept by id between plans (mutable).
+
+    Parameters
+    ----------
+    gpu_types : sequence of str
+        The cluster's GPU types, in order (a round with other types needs a new object).
+    """
+
+    def __init__(self, gpu_types: Sequence[str]) -> None:
+        self.gpu_types = tuple(gpu_types)
+        self._jobs: dict[str, _Job] = {}
+        self._pairs: dict[tuple[object, ...], _Pair] = {}
+        self.validated = 0  # job and pair objects validated by the last sync
+        self.nowhere: list[tuple[int, str]] = []  # (position, id) of the jobs that can run nowhere (sync's capacity)
+
+    def sync(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]],
+             ignore: frozenset[str] = frozenset(), capacity: np.ndarray | None = None) -> tuple[str, ...]:
+        """Keep exactly ``jobs`` and ``colocation`` (round-document objects); returns the job ids in order.
+
+        Only objects that differ from the kept ones are validated (``ignore``: job keys that are not part of the
+        round document, such as the engine's rule inputs; any other unknown key is an error). Raises
+        :class:`~fairshare.errors.InvalidInputError` naming ``jobs[i]...`` or ``colocation[p]...`` as in the
+        lists given; the kept state is unchanged after an error. With ``capacity`` (GPUs per type), the jobs
+        that can run nowhere (:meth:`cannot_run`) are found first and the candidate pairs that name one of them
+        are dropped unread, as a round without those jobs would have them (:attr:`nowhere` lists them).
+        """
+        ids: list[str] = []
+        fresh: list[tuple[int, dict[str, Any]]] = []
+        kept = self._jobs
+        seen: set[str] = set()
+        for i, job in enumerate(jobs):
+            if type(job) is not dict and not isinstance(job, Mapping):
+                raise InvalidInputError(f"jobs[{i}]", clip(job), "must be an object")
+            jid = job.get("id")
+            if type(jid) is not str or not jid:
+                raise InvalidInputError(f"jobs[{i}].id", clip(jid), "missing" if jid is None else
+                                        "must be a non-empty string")
+            if jid in seen:
+                raise InvalidInputError(f"jobs[{i}].id", jid, "duplicate job id")
+            seen.add(jid)
+            ids.append(jid)
+            doc = {k: v for k, v in job.items() if k not in ignore}
+            old = kept.get(jid)
+            if old is None or old.doc != doc:
+                fresh.append((i, doc))
+        new_jobs = self._validate_jobs(fresh)
+        jobs_now = {**{j: kept[j] for j in ids if j not in new_jobs}, **new_jobs}
+        self.nowhere = [] if capacity is None else _cannot_run([jobs_now[j] for j in ids], ids, capacity)
+        skip = {j for _, j in self.nowhere}
+        keys: list[tuple[object, ...]] = []  # (job a, job b, type, repeat) or (position,), in the order given
+        fresh_pairs: list[tuple[int, Mapping[str, Any]]] = []
+        repeats: dict[tuple[object, ...], int] = {}
+        found: dict[tuple[object, ...], _Pair] = {}
+        for p, entry in enumerate(colocation):
+            if skip and type(entry) is dict and type(entry.get("jobs")) is list \
+                    and any(j in skip for j in entry["jobs"] if type(j) is str):
+                continue
+            key = _pair_key(entry, repeats) or (p,)
+            keys.append(key)
+            old_pair = self._pairs.get(key)
+            if old_pair is not None and old_pair.doc == entry and old_pair.a not in new_jobs \
+                    and old_pair.b not in new_jobs:
+                found[key] = old_pair
+            else:
+                fresh_pairs.append((p, entry))
+        for p, pair in self._validate_pairs(fresh_pairs, jobs_now):
+            found[keys[p]] = pair
+        pairs = {key: found[key] for key in keys}
+        self._jobs = {j: jobs_now[j] for j in ids}
+        self._pairs = pairs
+        self.validated = len(fresh) + len(fresh_pairs)
+        return tuple(ids)
+
+    def problem(self, ids: Sequence[str], capacity: np.ndarray, deficit: np.ndarray, epsilon: float,
+                fairness_weight: float, round_seconds: float) -> RoundProblem:
+        """The round of the kept jobs ``ids`` (a subset, in this order) with these deficits and settings."""
+        jobs = [self._jobs[j] for j in ids]
+        n, g = len(jobs), len(self.gpu_types)
+        index = {j: i for i, j in enumerate(ids)}
+        throughput = np.array([j.throughput for j in jobs]).reshape(n, g)
+        num = np.array([(j.scale, j.weight, j.priority, j.price, j.restart, j.gpu) for j in jobs]).reshape(n, 6)
+        partner = np.array([-1 if j.partner is None else index.get(j.partner, -3) for j in jobs], np.int64)
+        lost = np.flatnonzero(partner == -3)
+        if lost.size:
+            i = int(lost[0])
+            raise InvalidInputError(f"jobs[{i}].current.partner", jobs[i].partner,
+                                    "unknown job (a partner that left the round is no partner: give null)")
+        pairs = [p for p in self._pairs.values() if p.a in index and p.b in index]
+        pair_jobs = np.array([(index[p.a], index[p.b]) for p in pairs], np.int64).reshape(len(pairs), 2)
+        pair_gpu = np.array([p.gpu for p in pairs], np.int64)
+        pair_tput = np.array([p.throughput for p in pairs], np.float64).reshape(len(pairs), 2)
+        gpu = num[:, 5].astype(np.int64)
+        running = Running.checked(n, g, gpu, partner, num[:, 4], round_seconds, ids) \
+            if (gpu >= 0).any() else None
+        problem = RoundProblem.from_trusted_arrays(
+            self.gpu_types, capacity, tuple(ids), num[:, 0], throughput, num[:, 1], deficit, pair_jobs, pair_gpu,
+            pair_tput, epsilon, fairness_weight, shortfall_price=num[:, 3], running=running)
+        if (num[:, 2] != 1.0).any():
+            problem = problem.with_prices(priority=num[:, 2])
+        return problem
+
+    def cannot_run(self, ids: Sequence[str], capacity: np.ndarray) -> list[tuple[int, str]]:
+        """``(position, id)`` of the kept jobs ``ids`` that can run on no type of ``capacity`` (GPUs per type).
+
+        A job can run on a type where its throughput is positive and that has at least ``max(1, scale)`` GPUs.
+        """
+        return _cannot_run([self._jobs[j] for j in ids], ids, capacity)
+
+    # ------------------------------------------------------------------------------------------ internals
+    def _validate_jobs(self, fresh: list[tuple[int, dict[str, Any]]]) -> dict[str, _Job]:
+        if not fresh:
+            return {}
+        docs, partners = [], []
+        for _, doc in fresh:
+            d = _copy(doc)
+            d.pop("deficit", None)
+            cur = d.get("current")
+            partners.append(cur.get("partner") if isinstance(cur, Mapping) else None)
+            if isinstance(cur, Mapping) and "partner" in cur:
+                d["current"] = {k: v for k, v in cur.items() if k != "partner"}
+            docs.append(d)
+        gpus = dict.fromkeys(self.gpu_types, MAX_GPUS)  # capacity is checked per plan (cannot_run)
+        try:
+            p = round_problem_from_dict({"gpus": gpus, "jobs": docs})
+        except InvalidInputError as err:
+            raise _renamed(err, _JOB_FIELD, "jobs", [i for i, _ in fresh]) from None
+        out: dict[str, _Job] = {}
+        gpu = p.running.gpu if p.running is not None else np.full(len(docs), -1)
+        restart = p.running.restart_seconds if p.running is not None else np.array(
+            [float(d.get("restart_seconds", 0.0)) for d in docs])
+        for k, ((i, doc), partner) in enumerate(zip(fresh, partners, strict=True)):
+            if partner is not None and not isinstance(partner, str):
+                raise InvalidInputError(f"jobs[{i}].current.partner", clip(partner), "unknown job (a partner that "
+                                        "left the round is no partner: give null)")
+            out[p.job_ids[k]] = _Job(_copy(doc), float(p.scale[k]), float(p.weight[k]), float(p.priority[k]),
+                                     float(p.shortfall_price[k]), float(restart[k]),
+                                     np.array(p.throughput[k], np.float64), int(gpu[k]), partner)
+        return out
+
+    def _validate_pairs(self, fresh: list[tuple[int, Mapping[str, Any]]],
+                        jobs: Mapping[str, _Job]) -> list[tuple[int, _Pair]]:
+        if not fresh:
+            return []
+        names: dict[str, None] = {}
+        for _, entry in fresh:
+            if isinstance(entry, Mapping) and isinstance(entry.get("jobs"), list):
+                for j in entry["jobs"]:
+                    if isinstance(j, str) and j in jobs:
+                        names[j] = None
+        job_docs = [{k: v for k, v in jobs[j].doc.items() if k not in ("current", "deficit")} for j in names]
+        gpus = dict.fromkeys(self.gpu_types, MAX_GPUS)  # capacity is checked per plan (cannot_run)
+        try:
+            p = round_problem_from_dict({"gpus": gpus, "jobs": job_docs, "colocation": [e for _, e in fresh]})
+        except InvalidInputError as err:
+            if _JOB_FIELD.match(err.field):  # pragma: no cover - the jobs were validated before
+                raise
+            raise _renamed(err, _PAIR_FIELD, "colocation", [i for i, _ in fresh]) from None
+        return [(i, _Pair(_copy(entry), p.job_ids[int(p.pair_jobs[k, 0])], p.job_ids[int(p.pair_jobs[k, 1])],
+                          int(p.pair_gpu[k]), (float(p.pair_throughput[k, 0]), float(p.pair_throughput[k, 1]))))
+                for k, (i, entry) in enumerate(fresh)]
+
+
+def _cannot_run(jobs: Sequence[_Job], ids: Sequence[str], capacity: np.ndarray) -> list[tuple[int, str]]:
+    n = len(jobs)
+    if not n:
+        return []
+    throughput = np.array([j.throughput for j in jobs]).reshape(n, len(capacity))
+    need = np.maximum(1.0, np.array([j.scale for j in jobs]))
+    runs = ((throughput > 0) & (np.asarray(capacity, np.float64)[None, :] >= need[:, None])).any(axis=1)
+    return [(int(i), ids[int(i)]) for i in np.flatnonzero(~runs)]
+
+
+def _pair_key(entry: object, repeats: dict[tuple[object, ...], int]) -> tuple[object, ...] | None:
+    """``(job a, job b, type, k)`` for the ``k``-th candidate of these jobs and type met (``repeats`` counts)."""
+    if type(entry) is not dict and not isinstance(entry, Mapping):
+        return None
+    pair, g = entry.get("jobs"), entry.get("gpu")
+    if type(pair) is list and len(pair) == 2 and type(pair[0]) is str and type(pair[1]) is str \
+            and type(g) is str:
+        base = (pair[0], pair[1], g)
+        k = repeats.get(base, 0)
+        repeats[base] = k + 1
+        return (*base, k)
+    return None
+
+
+def _renamed(err: InvalidInputError, pattern: re.Pattern[str], name: str, where: list[int]) -> InvalidInputError:
+    """``err`` with the position in the validated sub-list replaced by the position in the caller's list."""
+    m = pattern.match(err.field)
+    if m is None or int(m.group(1)) >= len(where):
+        return err
+    return InvalidInputError(f"{name}[{where[int(m.group(1))]}]{err.field[m.end():]}", err.value, err.reason)

@@ -1,0 +1,208 @@
+"""The incremental engine (kept jobs, kept LP) answers as a cold plan does, on random sequences of events."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fairshare import Engine, allocate
+from fairshare.engine import JOB_STATE_KEYS
+from fairshare.errors import InvalidInputError
+from fairshare.formulation import build_model
+from fairshare.kept_jobs import KeptJobs
+from fairshare.methods.kept import KeptLP
+from fairshare.methods.lp import solve_relaxation
+from fairshare.methods.options import SolveOptions
+from fairshare.testing.random_rounds import random_round
+
+RULES = ("none", "remaining")
+STATE = JOB_STATE_KEYS
+
+
+def _pool(n: int, seed: int) -> tuple[dict, list[dict], list[dict]]:
+    doc = random_round(n, seed=seed).to_dict()
+    jobs = doc["jobs"]
+    for k, job in enumerate(jobs):
+        job.pop("deficit", None)
+        job["restart_seconds"] = float(10 * (k % 4))
+        job["remaining_iterations"] = float(100 + 37 * k)
+    return doc["gpus"], jobs, doc.get("colocation", [])
+
+
+def _pairs(pairs: list[dict], ids: set[str]) -> list[dict]:
+    return [c for c in pairs if all(j in ids for j in c["jobs"])]
+
+
+def _same_round(a, b) -> None:
+    """Two round problems hold the same jobs, numbers and candidates (in the same order)."""
+    da, db = a.to_dict(), b.to_dict()
+    assert da == db
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), steps=st.lists(st.tuples(st.sampled_from(["event", "round", "plan"]),
+                                                             st.integers(0, 3), st.integers(0, 3),
+                                                             st.floats(5.0, 300.0)), min_size=3, max_size=6),
+       rule=st.sampled_from(RULES))
+def test_incremental_plans_equal_cold_plans(seed: int, steps: list, rule: str) -> None:
+    """Every plan of an incremental engine: the round the full path builds, and its LP optimum.
+
+    After each plan (whole rounds, events with arrivals and departures, a job changed under the same id) the
+    incremental engine's round equals the one the full path builds from the same jobs and deficits (a twin
+    engine loaded from its state), the kept LP's optimum equals a cold solve of that round, and the placement
+    is as good as a cold plan's within the gaps both certify.
+    """
+    gpus, pool, pairs = _pool(48, seed)
+    price = "none" if rule == "none" else "finish-time"
+    live = Engine(gpus, mode="fast", incremental=True, priority=rule, shortfall_price=price)
+    active, waiting = pool[:32], pool[32:]
+    ids = {j["id"] for j in active}
+    a = live.plan(active, _pairs(pairs, ids))
+    _check(live, a, rule, price)
+    for kind, leave, arrive, seconds in steps:
+        last = list(live.last_jobs)
+        gone = [j["id"] for j in last[:leave]]
+        new, waiting = waiting[:arrive], waiting[arrive:]
+        new_ids = {j["id"] for j in new}
+        ids = {j["id"] for j in last if j["id"] not in gone} | new_ids
+        cand = [c for c in pairs if all(j in ids for j in c["jobs"]) and any(j in new_ids for j in c["jobs"])]
+        if kind == "event" and seconds < live.pending_seconds:
+            a = live.event(seconds=seconds, arrived=new, departed=gone, colocation=cand)
+        else:
+            live.commit(a)
+            jobs = [_without_partner(j, gone) for j in last if j["id"] not in gone] + new
+            if kind == "plan":  # a changed job (same id, other numbers) must be validated again
+                jobs = [dict(jobs[0], throughput={g: 2 * v for g, v in jobs[0]["throughput"].items()})] + jobs[1:]
+            col = [c for c in list(live.last_colocation) if all(j in ids for j in c["jobs"])] + cand
+            a = live.plan(jobs, col)
+        _check(live, a, rule, price)
+
+
+def _without_partner(job: dict, gone: list[str]) -> dict:
+    cur = job.get("current")
+    if cur and cur.get("partner") in gone:
+        return dict(job, current={"gpu": cur["gpu"]})
+    return job
+
+
+def _check(live: Engine, a, rule: str, price: str) -> None:
+    jobs, col = list(live.last_jobs), list(live.last_colocation)
+    length = live.pending_seconds
+    twin = Engine.from_state(live.state(), priority=rule, shortfall_price=price)  # the full path, same deficits
+    twin.incremental = False
+    p_live = live.problem(jobs, col, round_seconds=length)
+    p_full = twin.problem(jobs, col, round_seconds=length)
+    _same_round(p_live, p_full)
+    model = build_model(p_full)
+    optimum = solve_relaxation(model, model.tightened_lp(), SolveOptions()).objective  # over the empty placement
+    assert live._kept_lp.objective == pytest.approx(optimum, rel=1e-7, abs=1e-6)  # the LP optimum
+    cold = allocate(p_full, mode="fast")
+    assert a.job_ids == cold.job_ids
+    for alloc in (a, cold):  # placements: within their certified gaps of each other and below the LP optimum
+        assert alloc.objective - model.obj_null <= optimum + 1e-6 * (1 + abs(optimum))
+        assert alloc.objective <= alloc.bound + 1e-6 * (1 + abs(alloc.bound))
+    assert a.objective >= cold.objective - (a.bound - a.objective) - 1e-6 * (1 + abs(cold.objective))
+    assert cold.objective >= a.objective - (cold.bound - cold.objective) - 1e-6 * (1 + abs(a.objective))
+
+
+def test_kept_lp_matches_cold_lp_over_changing_rounds() -> None:
+    """A KeptLP changed from round to round (jobs leave and arrive, values move) finds each cold LP optimum."""
+    kept = KeptLP()
+    for k in range(6):
+        p = random_round(120 + 9 * k, seed=k % 3)
+        warm = allocate(p, mode="fast", warm=kept)
+        cold = allocate(p, mode="fast")
+        assert warm.bound == pytest.approx(cold.bound, rel=1e-8)
+        assert kept.rounds == k + 1
+        assert kept.changed == (k > 0)
+    assert kept.added_columns > 0 and kept.deleted_columns > 0
+
+
+def test_kept_jobs_validates_only_changes_and_names_the_callers_position() -> None:
+    gpus, pool, pairs = _pool(20, 1)
+    kept = KeptJobs(tuple(gpus))
+    ids = kept.sync(pool, [], STATE)
+    assert kept.validated == 20 and ids == tuple(j["id"] for j in pool)
+    kept.sync(pool, [], STATE)
+    assert kept.validated == 0
+    changed = [dict(j) for j in pool]
+    changed[7]["scale"] = 2
+    kept.sync(changed, [], STATE)
+    assert kept.validated == 1
+    bad = [dict(j) for j in pool]
+    bad[13]["scale"] = -1
+    with pytest.raises(InvalidInputError) as err:
+        kept.sync(bad, [], STATE)
+    assert err.value.field == "jobs[13].scale"
+    typo = [dict(j) for j in pool]
+    typo[4]["wieght"] = 2
+    with pytest.raises(InvalidInputError) as err:
+        kept.sync(typo, [], STATE)
+    assert err.value.field.startswith("jobs[4]")
+    dup = pool + [dict(pool[2])]
+    with pytest.raises(InvalidInputError, match="duplicate"):
+        kept.sync(dup, [], STATE)
+    wrong_pair = [{"jobs": [pool[0]["id"], "nobody"], "gpu": next(iter(gpus)), "throughput": [1.0, 1.0]}]
+    with pytest.raises(InvalidInputError) as err:
+        kept.sync(pool, list(pairs[:0]) + wrong_pair, STATE)
+    assert err.value.field == "colocation[0].jobs"
+    # a caller that changes its objects after a plan does not change what is kept
+    mine = [dict(j, throughput=dict(j["throughput"])) for j in pool]
+    kept.sync(mine, [], STATE)
+    g = next(iter(mine[0]["throughput"]))
+    mine[0]["throughput"][g] = 12345.0
+    kept.sync(mine, [], STATE)
+    assert kept.validated == 1
+
+
+def test_event_arguments_are_checked_before_anything_is_committed() -> None:
+    gpus, pool, _ = _pool(16, 2)
+    eng = Engine(gpus, incremental=True)
+    with pytest.raises(InvalidInputError, match="no plan pending"):
+        eng.event(seconds=10)
+    eng.plan(pool[:10])
+    for bad in (0, -1, 360, float("nan"), "10"):
+        with pytest.raises(InvalidInputError) as err:
+            eng.event(seconds=bad)
+        assert err.value.field == "seconds"
+    with pytest.raises(InvalidInputError) as err:
+        eng.event(seconds=10, departed=["nobody"])
+    assert err.value.field == "departed[0]"
+    assert eng.round_index == 0  # nothing committed
+    alloc = eng.event(seconds=60, arrived=pool[10:12], departed=[pool[0]["id"]])
+    assert eng.round_index == 1
+    assert pool[0]["id"] not in alloc.job_ids and pool[10]["id"] in alloc.job_ids
+    with pytest.raises(InvalidInputError) as err:  # the rest of the round is 300 s now
+        eng.event(seconds=300)
+    assert err.value.field == "seconds"
+
+
+def test_event_makes_running_jobs_pay_their_restart_to_move() -> None:
+    """After an event the jobs of the committed plan run where it put them: the new plan knows it."""
+    gpus, pool, _ = _pool(24, 3)
+    eng = Engine(gpus, incremental=True, priority="none", shortfall_price="none")
+    first = eng.plan(pool[:16])
+    eng.event(seconds=30, arrived=pool[16:18])
+    jobs = list(eng.last_jobs)
+    placed = {j for p in first.placements for j in p.jobs}
+    running = {j["id"] for j in jobs if "current" in j}
+    assert running == placed
+    problem = eng.problem(jobs, round_seconds=330)
+    assert problem.running is not None
+    assert int((problem.running.gpu >= 0).sum()) == len(placed)
+
+
+def test_incremental_is_checked_and_settable() -> None:
+    with pytest.raises(InvalidInputError) as err:
+        Engine({"V100": 1}, incremental=1)
+    assert err.value.field == "incremental"
+    eng = Engine.from_state(Engine({"V100": 1}).state())
+    assert eng.incremental is True
+    eng.incremental = False
+    assert eng.incremental is False
+    eng.incremental = True
+    a = eng.plan([{"id": "a", "scale": 1, "throughput": {"V100": 2.0}}])
+    assert [p.jobs for p in a.placements] == [("a",)]
+    assert np.isfinite(a.objective)
