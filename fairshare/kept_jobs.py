@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from fairshare._validate import clip
-from fairshare.documents import round_problem_from_dict
+from fairshare.documents import CURRENT_KEYS, reject_unknown_keys, round_problem_from_dict
 from fairshare.errors import InvalidInputError
 from fairshare.problem import MAX_GPUS, RoundProblem
 from fairshare.running import Running
@@ -33,7 +33,7 @@ _PAIR_FIELD = re.compile(r"^colocation\[(\d+)\]")
 
 @dataclass(frozen=True, slots=True)
 class _Job:
-    doc: dict[str, Any]  # the job object as validated (round-document keys only; nested objects copied)
+    doc: dict[str, Any]  # the job object as validated, without ``current`` (nested objects copied)
     scale: float
     weight: float
     priority: float
@@ -42,6 +42,7 @@ class _Job:
     throughput: np.ndarray  # (G,)
     gpu: int  # current type, -1: not running
     partner: str | None
+    current: Any = None  # the ``current`` object as validated (a copy), compared apart from ``doc``
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +73,7 @@ class KeptJobs:
         self._jobs: dict[str, _Job] = {}
         self._pairs: dict[tuple[object, ...], _Pair] = {}
         self.validated = 0  # job and pair objects validated by the last sync
+        self.placed = 0  # jobs whose ``current`` alone changed (checked without validating the rest again)
         self.nowhere: list[tuple[int, str]] = []  # (position, id) of the jobs that can run nowhere (sync's capacity)
 
     def sync(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]],
@@ -86,7 +88,8 @@ class KeptJobs:
         are dropped unread, as a round without those jobs would have them (:attr:`nowhere` lists them).
         """
         ids: list[str] = []
-        fresh: list[tuple[int, dict[str, Any]]] = []
+        fresh: list[tuple[int, dict[str, Any], Any]] = []
+        moved: list[tuple[int, _Job, Any]] = []
         kept = self._jobs
         seen: set[str] = set()
         for i, job in enumerate(jobs):
@@ -101,11 +104,15 @@ class KeptJobs:
             seen.add(jid)
             ids.append(jid)
             doc = {k: v for k, v in job.items() if k not in ignore}
+            cur = doc.pop("current", None)
             old = kept.get(jid)
             if old is None or old.doc != doc:
-                fresh.append((i, doc))
+                fresh.append((i, doc, cur))
+            elif old.current != cur:  # only where it runs changed: the rest stays validated
+                moved.append((i, old, cur))
         new_jobs = self._validate_jobs(fresh)
-        jobs_now = {**{j: kept[j] for j in ids if j not in new_jobs}, **new_jobs}
+        placed = {old.doc["id"]: self._placed(i, old, cur) for i, old, cur in moved}
+        jobs_now = {**{j: kept[j] for j in ids if j not in new_jobs}, **placed, **new_jobs}
         self.nowhere = [] if capacity is None else _cannot_run([jobs_now[j] for j in ids], ids, capacity)
         skip = {j for _, j in self.nowhere}
         keys: list[tuple[object, ...]] = []  # (job a, job b, type, repeat) or (position,), in the order given
@@ -130,6 +137,7 @@ class KeptJobs:
         self._jobs = {j: jobs_now[j] for j in ids}
         self._pairs = pairs
         self.validated = len(fresh) + len(fresh_pairs)
+        self.placed = len(moved)
         return tuple(ids)
 
     def problem(self, ids: Sequence[str], capacity: np.ndarray, deficit: np.ndarray, epsilon: float,
@@ -168,35 +176,55 @@ class KeptJobs:
         return _cannot_run([self._jobs[j] for j in ids], ids, capacity)
 
     # ------------------------------------------------------------------------------------------ internals
-    def _validate_jobs(self, fresh: list[tuple[int, dict[str, Any]]]) -> dict[str, _Job]:
+    def _validate_jobs(self, fresh: list[tuple[int, dict[str, Any], Any]]) -> dict[str, _Job]:
         if not fresh:
             return {}
         docs, partners = [], []
-        for _, doc in fresh:
+        for _, doc, cur in fresh:
             d = _copy(doc)
             d.pop("deficit", None)
-            cur = d.get("current")
             partners.append(cur.get("partner") if isinstance(cur, Mapping) else None)
-            if isinstance(cur, Mapping) and "partner" in cur:
+            if isinstance(cur, Mapping):
                 d["current"] = {k: v for k, v in cur.items() if k != "partner"}
+            elif cur is not None:
+                d["current"] = cur  # refused by the round's checks
             docs.append(d)
         gpus = dict.fromkeys(self.gpu_types, MAX_GPUS)  # capacity is checked per plan (cannot_run)
         try:
             p = round_problem_from_dict({"gpus": gpus, "jobs": docs})
         except InvalidInputError as err:
-            raise _renamed(err, _JOB_FIELD, "jobs", [i for i, _ in fresh]) from None
+            raise _renamed(err, _JOB_FIELD, "jobs", [f[0] for f in fresh]) from None
         out: dict[str, _Job] = {}
         gpu = p.running.gpu if p.running is not None else np.full(len(docs), -1)
         restart = p.running.restart_seconds if p.running is not None else np.array(
             [float(d.get("restart_seconds", 0.0)) for d in docs])
-        for k, ((i, doc), partner) in enumerate(zip(fresh, partners, strict=True)):
+        for k, ((i, doc, cur), partner) in enumerate(zip(fresh, partners, strict=True)):
             if partner is not None and not isinstance(partner, str):
                 raise InvalidInputError(f"jobs[{i}].current.partner", clip(partner), "unknown job (a partner that "
                                         "left the round is no partner: give null)")
             out[p.job_ids[k]] = _Job(_copy(doc), float(p.scale[k]), float(p.weight[k]), float(p.priority[k]),
                                      float(p.shortfall_price[k]), float(restart[k]),
-                                     np.array(p.throughput[k], np.float64), int(gpu[k]), partner)
+                                     np.array(p.throughput[k], np.float64), int(gpu[k]), partner,
+                                     dict(cur) if isinstance(cur, Mapping) else cur)
         return out
+
+    def _placed(self, i: int, job: _Job, cur: Any) -> _Job:
+        """``job`` running where ``cur`` (a ``current`` object or None) says, checked as a round document's."""
+        where = f"jobs[{i}].current"
+        if cur is None:
+            return replace(job, gpu=-1, partner=None, current=None)
+        if not isinstance(cur, Mapping):
+            raise InvalidInputError(where, clip(cur), "must be an object {\"gpu\": type, \"partner\": job id or "
+                                    "null}, or null (not running)")
+        reject_unknown_keys(cur, CURRENT_KEYS, where + ".")
+        g = cur.get("gpu")
+        if not isinstance(g, str) or g not in self.gpu_types:
+            raise InvalidInputError(where + ".gpu", clip(g), "GPU type is not in `gpus`")
+        partner = cur.get("partner")
+        if partner is not None and not isinstance(partner, str):
+            raise InvalidInputError(where + ".partner", clip(partner), "unknown job (a partner that left the round "
+                                    "is no partner: give null)")
+        return replace(job, gpu=self.gpu_types.index(g), partner=partner, current=dict(cur))
 
     def _validate_pairs(self, fresh: list[tuple[int, Mapping[str, Any]]],
                         jobs: Mapping[str, _Job]) -> list[tuple[int, _Pair]]:

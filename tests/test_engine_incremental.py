@@ -148,6 +148,24 @@ def test_kept_jobs_validates_only_changes_and_names_the_callers_position() -> No
     with pytest.raises(InvalidInputError) as err:
         kept.sync(pool, list(pairs[:0]) + wrong_pair, STATE)
     assert err.value.field == "colocation[0].jobs"
+    # a job that only moved (its `current` changed) is checked without validating the rest again
+    g0 = next(iter(gpus))
+    kept.sync(pool, [], STATE)
+    running = [dict(j, current={"gpu": g0}) if k < 3 else j for k, j in enumerate(pool)]
+    kept.sync(running, [], STATE)
+    assert (kept.validated, kept.placed) == (0, 3)
+    problem = kept.problem([j["id"] for j in pool], np.array(list(gpus.values())), np.zeros(20), 0.0, 100.0, 360.0)
+    assert problem.running is not None and problem.running.gpu.tolist()[:4] == [0, 0, 0, -1]
+    wrong = [dict(j, current={"gpu": "TPU"}) if k == 5 else j for k, j in enumerate(running)]
+    with pytest.raises(InvalidInputError) as err:
+        kept.sync(wrong, [], STATE)
+    assert err.value.field == "jobs[5].current.gpu"
+    typo_cur = [dict(j, current={"gpu": g0, "mate": "x"}) if k == 1 else j for k, j in enumerate(running)]
+    with pytest.raises(InvalidInputError) as err:
+        kept.sync(typo_cur, [], STATE)
+    assert err.value.field == "jobs[1].current.mate"
+    kept.sync(pool, [], STATE)
+    assert kept.placed == 3  # stopped running
     # a caller that changes its objects after a plan does not change what is kept
     mine = [dict(j, throughput=dict(j["throughput"])) for j in pool]
     kept.sync(mine, [], STATE)
