@@ -115,8 +115,9 @@ def round_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *
 
     With a :class:`~fairshare.methods.kept.KeptLP` as ``warm`` the LP is the kept one, changed into this round's
     (:mod:`fairshare.methods.kept`). Otherwise, with ``opts.warm_start`` the LP is solved by pricing
-    (:func:`fairshare.methods.warm.solve_priced`), seeded from and updating ``warm`` when given (the LP method must be dual simplex, as ``auto`` chooses up
-    to :data:`~fairshare.methods.lp.DUAL_SIMPLEX_MAX_COLUMNS` columns; otherwise the whole LP is solved).
+    (:func:`fairshare.methods.warm.solve_priced`), seeded from and updating ``warm`` when given (the LP method
+    must be dual simplex, as ``auto`` chooses up to :data:`~fairshare.methods.lp.DUAL_SIMPLEX_MAX_COLUMNS`
+    columns; otherwise the whole LP is solved).
 
     With a ``deadline`` (``time.perf_counter()`` seconds) the LP and the polish stop by it. If the LP has not
     finished, the greedy pass runs on the column values alone (by value per GPU) and the bound is
