@@ -53,7 +53,10 @@ class SolveOptions:
         HiGHS random seed.
     lp_algorithm : {"auto", "dual", "primal", "ipm", "choose", "pdlp"}
         ``lp`` and ``fast`` on HiGHS: the LP method. ``auto``: dual simplex, except interior point with
-        crossover for the tightened LP above 20,000 placement columns (faster there: docs/performance.md).
+        crossover for the tightened LP above 20,000 placement columns (faster there: docs/performance.md),
+        and without crossover from 150,000 columns (about 26,000 jobs; its bound certified by a Lagrangian
+        bound at the interior point's duals: :func:`fairshare.methods.lp.solve_relaxation`). ``ipm``: interior
+        point with crossover at every size.
     relaxation : {"section3", "tightened"}
         ``lp`` only: section 3's relaxation or the tightened column one (``tightened`` needs the HiGHS backend).
     backend : {"highs", "pyomo"}

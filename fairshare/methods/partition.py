@@ -60,7 +60,7 @@ from fairshare.allocation import Status
 from fairshare.errors import FairshareError
 from fairshare.fair_share import FairShare
 from fairshare.formulation import Columns, RoundModel
-from fairshare.methods.lp import solve_relaxation
+from fairshare.methods.lp import lagrangian_bound, solve_relaxation
 from fairshare.methods.options import SolveOptions
 from fairshare.methods.relax import Rounded, round_relaxation, value_bound
 from fairshare.methods.rounding import greedy_take
@@ -268,7 +268,7 @@ def dual_bound(model: RoundModel, job_dual: np.ndarray, cap_dual: np.ndarray) ->
     """The Lagrangian bound of the module documentation at ``u = job_dual``, ``y = cap_dual`` (clipped at 0).
 
     Valid for every placement of ``model``, whatever the multipliers; equal to the LP optimum at the LP's
-    own duals.
+    own duals (:func:`fairshare.methods.lp.lagrangian_bound`).
 
     Examples
     --------
@@ -277,11 +277,7 @@ def dual_bound(model: RoundModel, job_dual: np.ndarray, cap_dual: np.ndarray) ->
     >>> dual_bound(m, np.zeros(2), np.zeros(1)) == float(m.value.sum())
     True
     """
-    c = model.columns
-    u = np.maximum(job_dual, 0.0)
-    y = np.maximum(cap_dual, 0.0)
-    reduced = model.value - u[c.job_a] - np.where(c.is_pair, u[np.maximum(c.job_b, 0)], 0.0) - c.size * y[c.gpu]
-    return float(u.sum() + model.problem.capacity @ y + np.maximum(reduced, 0.0).sum())
+    return lagrangian_bound(model, job_dual, cap_dual)
 
 
 @dataclass(frozen=True, slots=True)
