@@ -47,16 +47,31 @@ def test_parts_partition_the_jobs_and_the_gpus() -> None:
         assert np.array_equal(p.jobs[p.model.columns.job_b[pair]], model.columns.job_b[p.columns][pair])
 
 
-def test_matched_candidates_stay_together() -> None:
-    # the split keeps most of what co-location is worth: a random deal into 4 parts would keep a quarter of
-    # the candidates the whole round's LP uses; the matched deal keeps well over half of them
-    model = build_model(random_round(1024, seed=0))
+def test_the_deal_keeps_the_candidates_the_lp_uses() -> None:
+    # a random deal into 8 parts would keep an eighth of the candidates the whole round's LP uses, the deal of
+    # matched pairs 0.76 of them (certified gap 3.4 %); the deal of a spanning forest's blocks keeps 0.93 (1.6 %)
+    model = build_model(random_round(4096, seed=0))
     c = model.columns
     used = np.flatnonzero(c.is_pair & (solve_lp(model.tightened_lp()).x > 1e-6))
     kept = set()
-    for p in partition.split(model, 4, seed=0):
+    for p in partition.split(model, 8, seed=0):
         kept |= set(p.columns.tolist())
-    assert len(set(used.tolist()) & kept) / len(used) > 0.5
+    assert len(set(used.tolist()) & kept) / len(used) > 0.9
+    merged = partition.solve_parts(model, SolveOptions(partitions=8))
+    value = float(model.value @ merged.x)
+    assert (merged.bound - value) / merged.bound < 0.02
+
+
+def test_forest_order_lists_every_job_once_and_keeps_trees_together() -> None:
+    model = build_model(random_round(3000, seed=4))
+    price = partition._capacity_prices(model, np.random.default_rng(0), SolveOptions())
+    order = partition._forest_order(model, price)
+    assert np.array_equal(np.sort(order), np.arange(model.problem.num_jobs))
+    # consecutive jobs of the order are often joined by a candidate (0.47 here; 0.003 in a random order)
+    c = model.columns
+    pairs = {(min(a, b), max(a, b)) for a, b in zip(c.job_a[c.is_pair].tolist(), c.job_b[c.is_pair].tolist())}
+    steps = list(zip(order[:-1].tolist(), order[1:].tolist()))
+    assert sum((min(a, b), max(a, b)) in pairs for a, b in steps) / len(steps) > 0.3
 
 
 def test_deterministic_for_a_seed() -> None:

@@ -78,7 +78,8 @@ def lp_algorithm(model: RoundModel, lp: LinearProgram, opts: SolveOptions) -> st
 
 
 def solve_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *,
-                     deadline: float | None = None, presolve: bool = True) -> SolverOutcome:
+                     deadline: float | None = None, presolve: bool = True,
+                     crossover: bool | None = None) -> SolverOutcome:
     """Solve ``lp`` to optimality, or raise.
 
     Anything but an optimal solution raises :class:`~fairshare.errors.SolverError` (a valid round's
@@ -94,7 +95,8 @@ def solve_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *
     by interior point without crossover (:data:`IPM_WITHOUT_CROSSOVER`): ``x`` is then an interior point (not
     a vertex), ``bound`` is :func:`lagrangian_bound` at its duals (a proven bound, above the LP optimum by
     about the interior point's tolerance) and ``col_dual`` the reduced values at those duals. If that solve
-    fails, the LP is solved again with crossover.
+    fails, the LP is solved again with crossover. ``crossover=False`` takes that path whatever the LP's size
+    (when ``auto`` chooses interior point), ``crossover=True`` never does; ``None`` decides by size.
 
     ``presolve=False`` turns HiGHS's presolve off. On a round's tightened LP it usually finds nothing to
     remove (every job has a column on every type it can run on), and HiGHS then solves the LP as given, the
@@ -104,8 +106,9 @@ def solve_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *
     (:mod:`fairshare.methods.warm`) solve their small rounds this way; cold rounds keep HiGHS's default.
     """
     algorithm = lp_algorithm(model, lp, opts)
+    large = model.columns.num >= NO_CROSSOVER_MIN_COLUMNS if crossover is None else not crossover
     if (algorithm == "ipm" and opts.lp_algorithm == "auto" and lp.num_placement_cols == lp.cost.shape[0]
-            and model.columns.num >= NO_CROSSOVER_MIN_COLUMNS and lp.cost.shape[0] == model.columns.num):
+            and large and lp.cost.shape[0] == model.columns.num):
         out = _without_crossover(model, lp, opts, deadline)
         if out is not None:
             return out

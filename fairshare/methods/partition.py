@@ -7,13 +7,18 @@ faster than linearly with its size, so the parts together take less time than th
 parallel.
 
 Splitting (:func:`split`)
-    The jobs are dealt into ``k`` parts of about equal size in a random order (``opts.seed``), in units: a
-    co-location candidate survives a split only if both of its jobs land in the same part, and dealing single
-    jobs lost 12-16 % of the value (most of a round's value can come from pair columns). So the GPUs are
-    first priced by the capacity duals of the tightened LP of a sample of :data:`SAMPLE_JOBS` jobs, a greedy
-    matching picks at most one partner per job by the candidate's gain over its two jobs alone at those
-    prices, and each matched pair is dealt as one unit. The GPUs of each type are dealt as evenly as
-    possible, the remainder GPUs of a type going to randomly chosen parts. A part keeps the
+    The jobs are dealt into ``k`` parts of about equal size (``opts.seed`` draws the deal). A co-location
+    candidate survives a split only if both of its jobs land in the same part, and most of a round's value
+    can come from pair columns (dealing single jobs at random lost 12-16 % of it). So the GPUs are first
+    priced by the capacity duals of the tightened LP of a sample of :data:`SAMPLE_JOBS` jobs; each candidate
+    gets its gain over its two jobs alone at those prices; a maximum spanning forest of the candidates with a
+    positive gain, weighted by it, is searched depth first, which lists the jobs of each tree in one run; the
+    jobs of each gang size, in that order, are cut into blocks of about :data:`BLOCK_JOBS` jobs, and the
+    blocks of each size are dealt to the parts at random, the same number to each part (so each part gets its
+    share of every gang size, and of each tree only the pieces cut at block ends). Dealing matched pairs as
+    units instead (a greedy matching by gain) kept 0.76 of the candidates the whole round's LP uses at
+    4,096 jobs in 8 parts; the forest's blocks keep 0.93 (tests/test_partition.py). The GPUs of each type are
+    dealt as evenly as possible, the remainder GPUs of a type going to randomly chosen parts. A part keeps the
     placement columns whose jobs all fell into it and which fit its GPUs. Its column values are the full
     round's: fair shares, normalised weights and needs are *not* recomputed for the part, so the merged
     placement's objective is the sum of the parts' objectives. A job none of whose columns fits its part
@@ -23,7 +28,7 @@ Solving
     search and polish when the gaps call for them), through a ``concurrent.futures.Executor`` when one is
     given to :func:`solve` (``allocate(..., executor=pool)``), else one after another in this process. The
     parts are built in this process and collected in order, so the placement depends on the seed only, not on
-    the executor.
+    the executor. A part's LP, when interior point solves it, skips crossover whatever its size.
     An executor that fails (a pool whose worker was killed, a shut-down pool, a lost remote worker) does not
     fail the round: each part whose future raised anything but a fairshare error is solved again in this
     process, and the message says so. A fork-started process pool is safe: the HiGHS layer resets its thread
@@ -37,15 +42,14 @@ Bound
     ``sum_j u_j + sum_g C_g y_g + sum_c max(0, v_c - u_a(c) - u_b(c) - size_c y_g(c))`` bounds every placement
     of the whole round. :func:`dual_bound` evaluates it at the parts' LP duals (each job's own dual; per type
     the largest of the parts' capacity duals, and their capacity-weighted mean: the smaller bound is kept).
-    At the parts' duals it charges in full every candidate split between parts (1.15 times the unsplit LP
-    bound at 16,384 jobs in 8 parts); :func:`tighten_bound` lowers it by coordinate descent on ``u`` and ``y``
-    (to 1.02 times). The merged placement's ``mip_gap`` is certified against the smallest of these and
+    At the parts' duals it charges in full every candidate split between parts; :func:`tighten_bound` lowers
+    it by coordinate descent on ``u`` and ``y``, from the better of the two capacity prices. The merged
+    placement's ``mip_gap`` is certified against the smallest of these and
     :func:`~fairshare.methods.relax.value_bound`.
 
 What the split costs: the co-location candidates whose two jobs fall into different parts are used only by
-the fill pass, and each part balances its own jobs against its own GPUs (measured: 0.55 % of the value at
-16,384 jobs in 2 parts, 1.0 % at 32,768 in 4, 1.3 % at 65,536 in 8, against the unsplit LP bound). Split only
-when one LP is too slow: at 65,536 jobs 8 parts took 0.41 of the time of the whole round.
+the fill pass, and each part balances its own jobs against its own GPUs. Split only when one LP is too slow,
+or to spread a round over several machines; docs/results/huge_rounds.md has the measurements.
 """
 
 from __future__ import annotations
@@ -55,6 +59,8 @@ from concurrent.futures import Executor, Future
 from dataclasses import dataclass, replace
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components, depth_first_order, minimum_spanning_tree
 
 from fairshare.allocation import Status
 from fairshare.errors import FairshareError
@@ -67,14 +73,17 @@ from fairshare.methods.rounding import greedy_take
 from fairshare.methods.solved import Solved, relative_gap
 from fairshare.problem import RoundProblem
 
-__all__ = ["BOUND_SWEEPS", "SAMPLE_JOBS", "Merged", "Part", "dual_bound", "solve", "solve_parts", "split",
+__all__ = ["BLOCK_JOBS", "BOUND_SWEEPS", "SAMPLE_JOBS", "Merged", "Part", "dual_bound", "solve", "solve_parts", "split",
            "tighten_bound"]
 
-BOUND_SWEEPS = 20
+BOUND_SWEEPS = 10
 """Sweeps of :func:`tighten_bound` after a split round is merged."""
 
 SAMPLE_JOBS = 8192
 """Jobs in the sample whose LP prices the GPUs before a round is split."""
+
+BLOCK_JOBS = 512
+"""Jobs in one block of the deal (:func:`split`), about; fewer where a gang size has fewer than this per part."""
 
 @dataclass(frozen=True, slots=True)
 class Part:
@@ -148,13 +157,64 @@ def split(model: RoundModel, parts: int, seed: int = 0, opts: SolveOptions | Non
 
 
 def _deal_jobs(model: RoundModel, parts: int, rng: np.random.Generator, opts: SolveOptions) -> np.ndarray:
-    """Part of each job: units in a random order, cut into ``parts`` runs of about ``N / parts`` jobs.
+    """Part of each job: blocks of each gang size's jobs in a spanning forest's depth-first order, dealt evenly.
 
-    A unit is a single job or the two jobs of a co-location candidate chosen by a greedy matching on the
-    candidate's gain over its two jobs alone, with GPUs priced by :func:`_capacity_prices`.
+    The forest is a maximum spanning forest of the co-location candidates whose gain over their two jobs alone
+    is positive at the prices of :func:`_capacity_prices`, weighted by that gain (:func:`_forest_order`). The
+    jobs of each gang size (candidates join jobs of one size only), in that order, are cut into blocks of
+    :data:`BLOCK_JOBS` jobs or so (a multiple of ``parts`` blocks per size, of equal length give or take one),
+    and the blocks of each size are dealt to the parts in a random order, the same number to each part.
     """
-    mate = _matching(model, _capacity_prices(model, rng, opts))
-    return _deal_units(mate, parts, rng)
+    n = model.problem.num_jobs
+    order = _forest_order(model, _capacity_prices(model, rng, opts))
+    scale = model.problem.scale[order]
+    part_of_job = np.empty(n, np.int64)
+    for s in np.unique(scale):
+        ids = order[scale == s]
+        blocks = parts * max(1, round(len(ids) / (parts * BLOCK_JOBS)))  # the same number for every part
+        block = np.arange(len(ids)) * blocks // len(ids)
+        deal = rng.permutation(blocks) % parts
+        part_of_job[ids] = deal[block]
+    return part_of_job
+
+
+def _forest_order(model: RoundModel, price: np.ndarray) -> np.ndarray:
+    """Every job once, in the depth-first order of a maximum spanning forest of the candidates by gain.
+
+    The gain of candidate ``(a, b)`` on type ``g`` is that of :func:`_matching`; candidates without a positive
+    gain are left out. The trees are searched one after another.
+    """
+    c, n = model.columns, model.problem.num_jobs
+    alone = np.flatnonzero(~c.is_pair)
+    pairs = np.flatnonzero(c.is_pair)
+    best = np.zeros(n)
+    np.maximum.at(best, c.job_a[alone], model.value[alone] - c.size[alone] * price[c.gpu[alone]])
+    gain = model.value[pairs] - c.size[pairs] * price[c.gpu[pairs]] - best[c.job_a[pairs]] - best[c.job_b[pairs]]
+    keep = gain > 0
+    a, b, gain = c.job_a[pairs][keep], c.job_b[pairs][keep], gain[keep]
+    # one edge per pair of jobs (its best type), each pair stored once: the matrix would add up repeated entries
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    by_gain = np.argsort(-gain, kind="stable")
+    _, first = np.unique((lo * n + hi)[by_gain], return_index=True)
+    edge = by_gain[first]
+    lo, hi, gain = lo[edge], hi[edge], gain[edge]
+    # minimum spanning tree of weights that order the candidates by falling gain
+    top = float(gain.max()) if len(gain) else 0.0
+    tree = minimum_spanning_tree(sp.csr_matrix(((top - gain) + 1.0, (lo, hi)), shape=(n, n)))
+    # The trees hang from a virtual root through virtual nodes of at most 64 trees each, and are searched from
+    # that root: each tree's jobs come in one run. (Hung from the root directly, the search took time quadratic
+    # in the root's degree; joined by a chain through their first jobs, those jobs came first, apart from their
+    # trees.)
+    _, label = connected_components(tree, directed=False)
+    _, first = np.unique(label, return_index=True)
+    groups = -(-len(first) // 64)
+    root = n + groups
+    rows = np.concatenate([first, n + np.arange(groups)])
+    cols = np.concatenate([n + np.arange(len(first)) // 64, np.full(groups, root)])
+    hang = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(root + 1, root + 1))
+    joined = sp.block_diag([tree, sp.csr_matrix((groups + 1, groups + 1))], format="csr") + hang
+    order = depth_first_order(joined + joined.T, root, directed=False, return_predecessors=False)
+    return np.asarray(order[order < n], np.int64)
 
 
 def _matching(model: RoundModel, price: np.ndarray) -> np.ndarray:
@@ -260,8 +320,11 @@ def _sub_model(model: RoundModel, jobs: np.ndarray, cols: np.ndarray, local: np.
 
 
 def _solve_part(model: RoundModel, opts: SolveOptions) -> Rounded:
-    """One part the fast way (a top-level function, so that process pools can run it)."""
-    return round_relaxation(model, model.tightened_lp(), opts)
+    """One part the fast way (a top-level function, so that process pools can run it).
+
+    An interior point solve of a part skips crossover whatever its size (its bound is certified all the same).
+    """
+    return round_relaxation(model, model.tightened_lp(), opts, crossover=False)
 
 
 def dual_bound(model: RoundModel, job_dual: np.ndarray, cap_dual: np.ndarray) -> float:
@@ -348,8 +411,9 @@ def solve_parts(model: RoundModel, opts: SolveOptions, *, executor: Executor | N
         y = np.array(cap_duals)
         weight = np.array(caps, dtype=np.float64)
         mean = (y * weight).sum(axis=0) / np.maximum(weight.sum(axis=0), 1.0)
-        bound = min(bound, dual_bound(model, job_dual, y.max(axis=0)), dual_bound(model, job_dual, mean),
-                    tighten_bound(model, job_dual, y.max(axis=0), np.random.default_rng(opts.seed)))
+        at_max, at_mean = dual_bound(model, job_dual, y.max(axis=0)), dual_bound(model, job_dual, mean)
+        start = mean if at_mean <= at_max else y.max(axis=0)
+        bound = min(bound, at_max, at_mean, tighten_bound(model, job_dual, start, np.random.default_rng(opts.seed)))
     bound = max(bound, float(model.value @ x))
     return Merged(x, bound, parts, results, t1 - t0, t2 - t1, time.perf_counter() - t2, fallback)
 
@@ -400,8 +464,7 @@ def tighten_bound(model: RoundModel, job_dual: np.ndarray, cap_dual: np.ndarray,
     full. Each sweep sets ``u_j`` of a random half of the jobs to the largest reduced value of their columns
     (the others held fixed), which removes those charges; every fifth sweep sets each ``y_g`` to the price at
     which the columns of type ``g`` still worth more fill its GPUs. A step is kept only if it lowers the bound,
-    and the bound is valid at every step (it holds for any ``u, y >= 0``). Measured at 16,384 jobs in 8 parts:
-    from 1.15 to 1.02 times the unsplit LP bound in 20 sweeps.
+    and the bound is valid at every step (it holds for any ``u, y >= 0``).
     """
     c, p = model.columns, model.problem
     n = p.num_jobs

@@ -110,7 +110,8 @@ def value_bound(model: RoundModel) -> float:
 
 
 def round_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *,
-                     deadline: float | None = None, warm: WarmStart | KeptLP | None = None) -> Rounded:
+                     deadline: float | None = None, warm: WarmStart | KeptLP | None = None,
+                     crossover: bool | None = None) -> Rounded:
     """Fast's steps on ``lp`` (``model.tightened_lp()``); see the module documentation.
 
     With a :class:`~fairshare.methods.kept.KeptLP` as ``warm`` the LP is the kept one, changed into this round's
@@ -118,6 +119,8 @@ def round_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *
     (:func:`fairshare.methods.warm.solve_priced`), seeded from and updating ``warm`` when given (the LP method
     must be dual simplex, as ``auto`` chooses up to :data:`~fairshare.methods.lp.DUAL_SIMPLEX_MAX_COLUMNS`
     columns; otherwise the whole LP is solved).
+
+    ``crossover``: that of :func:`~fairshare.methods.lp.solve_relaxation` (``None``: by the LP's size).
 
     With a ``deadline`` (``time.perf_counter()`` seconds) the LP and the polish stop by it. If the LP has not
     finished, the greedy pass runs on the column values alone (by value per GPU) and the bound is
@@ -130,7 +133,7 @@ def round_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *
     elif opts.warm_start and lp_algorithm(model, lp, opts) == "dual":
         out = solve_priced(model, lp, opts, warm, deadline=deadline)
     else:
-        out = solve_relaxation(model, lp, opts, deadline=deadline)
+        out = solve_relaxation(model, lp, opts, deadline=deadline, crossover=crossover)
     lp_seconds = time.perf_counter() - t0
     t1 = time.perf_counter()
     if out.x is None or not out.optimal:  # the deadline came first
