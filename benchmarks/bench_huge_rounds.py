@@ -33,6 +33,7 @@ Usage::
     python benchmarks/bench_huge_rounds.py --sizes 65536 --variants whole-crossover whole split-8 dask-8
     python benchmarks/bench_huge_rounds.py --sizes 65536 262144 1048576 --variants dask  # the scaling curve
     python benchmarks/bench_huge_rounds.py --quick      # 16,384 jobs, whole and dask-2 (about 30 s)
+    PYTHONPATH=/path/to/other/checkout python benchmarks/bench_huge_rounds.py --name before --label "commit X"
 """
 
 from __future__ import annotations
@@ -176,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="16,384 jobs, whole and dask-2")
     ap.add_argument("--out", type=Path, default=Path("docs/results"))
     ap.add_argument("--name", default="huge_rounds", help="report file stem (default huge_rounds)")
+    ap.add_argument("--label", default=None,
+                    help="a line above the table saying which code was measured (e.g. a commit)")
     args = ap.parse_args(argv)
     if args.quick:
         args.sizes, args.variants = [16384], ["whole", "dask-2"]
@@ -188,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         w.writeheader()
         w.writerows(rows)
     md = table(rows)
+    if args.label:
+        md = f"Code measured: {args.label}.\n\n" + md
     (args.out / f"{args.name}.md").write_text(md)
     print(md)
     return 0

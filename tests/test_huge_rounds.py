@@ -71,3 +71,22 @@ def test_polish_after_the_interior_point_keeps_its_guarantees(problem) -> None:
     tol = 1e-6 * max(1.0, abs(exact.value_gain))
     assert fast.value_gain <= exact.value_gain + tol
     assert fast.bound - fast.obj_null >= exact.value_gain - tol
+
+
+def test_huge_rounds_benchmark_runs(tmp_path, monkeypatch) -> None:
+    # the code paths of benchmarks/bench_huge_rounds.py at a small size: whole, split, split on a LocalCluster
+    import csv
+    import importlib
+    from pathlib import Path
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    bench = importlib.import_module("bench_huge_rounds")
+    assert bench.main(["--sizes", "2048", "--variants", "whole", "split-2", "dask-2", "--out", str(tmp_path),
+                       "--label", "this tree"]) == 0
+    rows = list(csv.DictReader((tmp_path / "huge_rounds.csv").open()))
+    assert [r["variant"] for r in rows] == ["whole", "split-2", "dask-2"]
+    whole, split, dask = rows
+    assert float(whole["vs_whole"]) == 0.0
+    assert split["objective"] == dask["objective"]  # the placement does not depend on the executor
+    assert float(dask["worker_rss_mib"]) > 0 and int(dask["workers"]) == 2 and int(dask["part_bytes"]) > 0
+    assert (tmp_path / "huge_rounds.md").read_text().startswith("Code measured: this tree.")
