@@ -187,6 +187,7 @@ class Engine:
         self._warm = WarmStart()  # fast with warm_start: what the last plan leaves for the next (not saved)
         self._kept_lp = KeptLP()  # incremental, fast: the last plan's LP, kept in HiGHS (not saved)
         self._kept_jobs: KeptJobs | None = None  # incremental: the jobs of the last plan, validated (not saved)
+        self._rule_inputs: dict[str, tuple[float, float, float]] = {}  # incremental: remaining, done, age by job
         self._pending_held: list[str] = []  # jobs of the pending plan that could run nowhere (held_out)
         self._pending_seconds = 0.0  # length of the round the pending plan was made for
         self._last_round: tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]] | None = None  # for event()
@@ -346,9 +347,14 @@ class Engine:
         """
         length = self._round_seconds if round_seconds is None else _check_round_seconds(round_seconds,
                                                                                         "round_seconds")
-        if self._live():
-            ids = self._sync(jobs, colocation)
-            return self._kept_problem(jobs, ids, length)
+        if self._live():  # a query: on a copy of the kept jobs, which stay as the last plan left them
+            kept = self._kept_jobs
+            self._kept_jobs = None if kept is None else kept.copy()
+            try:
+                ids = self._sync(jobs, colocation)
+                return self._kept_problem(jobs, ids, length, keep=False)
+            finally:
+                self._kept_jobs = kept
         docs = []
         n = len(jobs)
         remaining, done, age = np.full(n, np.inf), np.zeros(n), np.zeros(n)
@@ -406,17 +412,32 @@ class Engine:
         are made (:meth:`problem`).
         """
         if self._live():
-            length = self._round_seconds if round_seconds is None else _check_round_seconds(round_seconds,
-                                                                                            "round_seconds")
+            if round_seconds is not None:
+                round_seconds = _check_round_seconds(round_seconds, "round_seconds")
             ids = self._sync(jobs, colocation, np.array(list(self._gpus.values()), np.float64))
-            assert self._kept_jobs is not None
-            held = {jid: _job_number(jobs[i], "age_seconds", i, 0.0) for i, jid in self._kept_jobs.nowhere}
-            problem = self._kept_problem(jobs, ids, length, held)
-        else:
-            held = _cannot_run(jobs, self._gpus)
-            if held:
-                jobs, colocation = _without(jobs, colocation, held)
-            problem = self.problem(jobs, colocation, round_seconds=round_seconds)
+            return self._plan_kept(jobs, colocation, ids, round_seconds)
+        held = _cannot_run(jobs, self._gpus)
+        given, pairs = jobs, colocation
+        if held:
+            jobs, colocation = _without(jobs, colocation, held)
+        problem = self.problem(jobs, colocation, round_seconds=round_seconds)
+        return self._pend(problem, held, given, pairs, round_seconds)
+
+    def _plan_kept(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]],
+                   ids: Sequence[str], round_seconds: float | None, read: set[str] | None = None) -> Allocation:
+        """:meth:`plan` of the kept jobs ``ids``.
+
+        ``jobs``: their objects, in that order; ``read``: as for :meth:`_kept_problem`.
+        """
+        assert self._kept_jobs is not None
+        length = self._round_seconds if round_seconds is None else float(round_seconds)
+        held = {jid: _job_number(jobs[i], "age_seconds", i, 0.0) for i, jid in self._kept_jobs.nowhere}
+        problem = self._kept_problem(jobs, ids, length, held, read)
+        return self._pend(problem, held, jobs, colocation, round_seconds)
+
+    def _pend(self, problem: RoundProblem, held: Mapping[str, float], jobs: Sequence[Mapping[str, Any]],
+              colocation: Sequence[Mapping[str, Any]], round_seconds: float | None) -> Allocation:
+        """Solve ``problem`` and make it the pending plan (``jobs``, ``colocation``: as given, for :meth:`event`)."""
         previous = self._binding if self._nodes and self._mode != "lp" else None  # only where it applies
         warm: WarmStart | KeptLP | None = self._warm if self._options.warm_start else None
         if warm is None and self._incremental and self._mode == "fast":
@@ -428,7 +449,7 @@ class Engine:
         self._last_round = (list(jobs), list(colocation))
         self._pending_seconds = self._round_seconds if round_seconds is None else float(round_seconds)
         self._pending_epsilon = problem.epsilon
-        fraction = (self._round_seconds if round_seconds is None else float(round_seconds)) / self._round_seconds
+        fraction = self._pending_seconds / self._round_seconds
         self._pending_fraction = fraction
         self._pending_owed = dict(zip(problem.job_ids, (problem.deficit * fraction).tolist()))
         self._pending_held = list(held)
@@ -464,17 +485,23 @@ class Engine:
         return ids
 
     def _kept_problem(self, jobs: Sequence[Mapping[str, Any]], ids: Sequence[str], length: float,
-                      held: Mapping[str, float] | None = None) -> RoundProblem:
-        """The round of the kept jobs ``ids`` (less ``held``), with deficits, priorities and prices filled in."""
+                      held: Mapping[str, float] | None = None, read: set[str] | None = None,
+                      keep: bool = True) -> RoundProblem:
+        """The round of the kept jobs ``ids`` (less ``held``), with deficits, priorities and prices filled in.
+
+        The rules' inputs (``remaining_iterations``, ``done_iterations``, ``age_seconds``) are read from
+        ``jobs`` (in the order of ``ids``); with ``read``, only for those ids, the others as last read (an event:
+        the jobs it did not change are as they were). ``keep=False``: a query, which leaves what was read as it was.
+        """
         assert self._kept_jobs is not None
         ruled = not isinstance(self._priority, NoPriority)
         priced = not isinstance(self._price, NoPrice)
-        rows = [i for i, j in enumerate(ids) if not held or j not in held]
-        n = len(rows)
-        remaining, done, age = np.full(n, np.inf), np.zeros(n), np.zeros(n)
-        owed = np.empty(n)
-        deficits, eps, unit = self._deficits, self._epsilon, self._round_seconds
-        for k, i in enumerate(rows):
+        cache = self._rule_inputs if keep else {}
+        if read is None and keep:
+            cache = self._rule_inputs = {}
+        for i, jid in enumerate(ids):
+            if read is not None and jid not in read and jid in cache:
+                continue
             job = jobs[i]
             if ruled and "priority" in job:
                 raise InvalidInputError(f"jobs[{i}].priority", clip(job["priority"]),
@@ -484,16 +511,21 @@ class Engine:
                 raise InvalidInputError(f"jobs[{i}].shortfall_price", clip(job["shortfall_price"]),
                                         "the engine's shortfall-price rule computes prices; leave this key out "
                                         "or use Engine(..., shortfall_price='none')")
-            if "remaining_iterations" in job:
-                remaining[k] = _job_number(job, "remaining_iterations", i, np.inf)
-            if "done_iterations" in job:
-                done[k] = _job_number(job, "done_iterations", i, 0.0)
-            if "age_seconds" in job:
-                age[k] = _job_number(job, "age_seconds", i, 0.0)
-            d = deficits.get(ids[i])
-            owed[k] = min(MAX_VALUE, (1.0 - eps) * age[k] / unit) if d is None else d
-        deficit = np.minimum(MAX_VALUE, owed * unit / length)
-        kept_ids = [ids[i] for i in rows]
+            cache[jid] = (_job_number(job, "remaining_iterations", i, np.inf) if "remaining_iterations" in job
+                          else np.inf,
+                          _job_number(job, "done_iterations", i, 0.0) if "done_iterations" in job else 0.0,
+                          _job_number(job, "age_seconds", i, 0.0) if "age_seconds" in job else 0.0)
+        if read is not None and len(cache) > 2 * max(len(ids), 1024):
+            live = set(ids)
+            cache = self._rule_inputs = {j: v for j, v in cache.items() if j in live}
+        kept_ids = [j for j in ids if not held or j not in held]
+        n = len(kept_ids)
+        inputs = np.array([cache[j] for j in kept_ids], np.float64).reshape(n, 3)
+        remaining, done, age = inputs[:, 0], inputs[:, 1], inputs[:, 2]
+        deficits = self._deficits
+        known = np.array([deficits.get(j, -1.0) for j in kept_ids], np.float64)
+        owed = np.where(known >= 0, known, np.minimum(MAX_VALUE, (1.0 - self._epsilon) * age / self._round_seconds))
+        deficit = np.minimum(MAX_VALUE, owed * self._round_seconds / length)
         problem = self._kept_jobs.problem(kept_ids, np.array(list(self._gpus.values())), deficit, self._epsilon,
                                           self._fairness_weight, length)
         if not (ruled or priced):
@@ -639,9 +671,6 @@ class Engine:
         if gpus is not None:
             _check_nodes(self._nodes, _check_gpus(gpus, "gpus"), "gpus")
         alloc = self._pending
-        self.commit(alloc, progress=progress, seconds=value)
-        if gpus is not None:
-            self.gpus = gpus
         where: dict[str, dict[str, str]] = {}
         for p in alloc.placements:
             if len(p.jobs) == 2:
@@ -652,6 +681,7 @@ class Engine:
                     where[name] = {"gpu": p.gpu}
         gone = set(departed)
         now: list[Mapping[str, Any]] = []
+        placed: dict[str, Any] = {}
         for job in jobs:
             key: Any = job.get("id")
             if key in gone:
@@ -664,10 +694,37 @@ class Engine:
                 job = {k: v for k, v in job.items() if k != "current"}
                 if cur is not None:
                     job["current"] = cur
+                if key not in replace_by:
+                    placed[key] = cur
             now.append(job)
-        now.extend(arrived)
-        kept_pairs = [c for c in pairs if not any(j in gone for j in c.get("jobs", ()))]
-        return self.plan(now, kept_pairs + list(colocation), round_seconds=length - value)
+        now.extend(_with_current(j, None) for j in arrived)  # a job that arrives is not running yet
+        cols = [c for c in pairs if not any(j in gone for j in c.get("jobs", ()))] + list(colocation)
+        rest = length - value
+        new_gpus = self._gpus if gpus is None else _check_gpus(gpus, "gpus")
+        kept = self._kept_jobs if self._live() else None
+        if kept is not None and tuple(new_gpus) == kept.gpu_types:
+            for name, objs in (("arrived", arrived), ("changed", changed)):
+                for k, job in enumerate(objs):
+                    if isinstance(job, Mapping) and "deficit" in job:
+                        raise InvalidInputError(f"{name}[{k}].deficit", job["deficit"],
+                                                "the engine carries deficits itself; leave this key out")
+            # only the event's jobs and pairs are validated (staged, so that nothing changes if one is wrong)
+            ids = kept.apply(departed=list(gone), arrived=[_with_current(j, None) for j in arrived],
+                             changed=[j for j in now if j.get("id") in replace_by], placed=placed,
+                             colocation=colocation, ignore=JOB_STATE_KEYS,
+                             capacity=np.array(list(new_gpus.values()), np.float64))
+            self.commit(alloc, progress=progress, seconds=value)
+            kept.accept()
+            if gpus is not None:
+                self.gpus = gpus
+            read = {str(j.get("id")) for j in changed} | {str(j.get("id")) for j in arrived}
+            return self._plan_kept(now, cols, ids, rest, read)
+        if gpus is None:  # the full path: the new round is checked before anything is committed
+            self.problem(now, cols, round_seconds=rest)
+        self.commit(alloc, progress=progress, seconds=value)
+        if gpus is not None:
+            self.gpus = gpus
+        return self.plan(now, cols, round_seconds=rest)
 
     def _why_not_pending(self, alloc: object) -> str:
         if not isinstance(alloc, Allocation):
@@ -819,6 +876,16 @@ def _as_real(v: object) -> float | None:
     if isinstance(v, (int, float, np.integer, np.floating)) and is_real(v):
         return float(v)
     return None
+
+
+def _with_current(job: Mapping[str, Any], cur: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """``job`` with its ``current`` placement ``cur`` (``None``: not running); ``job`` itself if it has it."""
+    if not isinstance(job, Mapping) or job.get("current") == cur:
+        return job
+    out = {k: v for k, v in job.items() if k != "current"}
+    if cur is not None:
+        out["current"] = cur
+    return out
 
 
 def _cannot_run(jobs: Sequence[Mapping[str, Any]], gpus: Mapping[str, int]) -> dict[str, float]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -74,7 +74,14 @@ class KeptJobs:
         self._pairs: dict[tuple[object, ...], _Pair] = {}
         self.validated = 0  # job and pair objects validated by the last sync
         self.placed = 0  # jobs whose ``current`` alone changed (checked without validating the rest again)
+        self._staged: tuple[Any, ...] | None = None  # a change apply() made, until accept()
         self.nowhere: list[tuple[int, str]] = []  # (position, id) of the jobs that can run nowhere (sync's capacity)
+
+    def copy(self) -> KeptJobs:
+        """An independent copy (the kept objects are immutable and shared)."""
+        out = KeptJobs(self.gpu_types)
+        out._jobs, out._pairs = dict(self._jobs), dict(self._pairs)
+        return out
 
     def sync(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]],
              ignore: frozenset[str] = frozenset(), capacity: np.ndarray | None = None) -> tuple[str, ...]:
@@ -140,6 +147,86 @@ class KeptJobs:
         self.placed = len(moved)
         return tuple(ids)
 
+    def apply(self, *, departed: Sequence[str] = (), arrived: Sequence[Mapping[str, Any]] = (),
+              changed: Sequence[Mapping[str, Any]] = (), placed: Mapping[str, Any] | None = None,
+              colocation: Sequence[Mapping[str, Any]] = (), ignore: frozenset[str] = frozenset(),
+              capacity: np.ndarray | None = None) -> tuple[str, ...]:
+        """Change the kept jobs by an event, without comparing the others; returns the job ids in order.
+
+        ``departed`` ids leave (with their candidate pairs); ``changed`` objects replace the kept jobs of their
+        ids and ``arrived`` objects join at the end (both validated, errors naming ``changed[k]`` or
+        ``arrived[k]``); ``placed`` maps ids to their new ``current`` object (``None``: not running);
+        ``colocation`` pairs are added (validated, errors naming ``colocation[p]``). ``ignore`` and ``capacity``
+        as for :meth:`sync`. The change is staged: it takes effect with :meth:`accept` (so that a caller can
+        check what else the event needs first); the kept state is unchanged until then, and after an error.
+        """
+        gone = set(departed)
+        fresh: list[tuple[int, dict[str, Any], Any]] = []
+        for name, objs in (("changed", changed), ("arrived", arrived)):
+            start = len(fresh)
+            for k, job in enumerate(objs):
+                if not isinstance(job, Mapping):
+                    raise InvalidInputError(f"{name}[{k}]", clip(job), "must be an object")
+                doc = {key: v for key, v in job.items() if key not in ignore}
+                fresh.append((k, doc, doc.pop("current", None)))
+            if name == "changed":
+                new_changed = self._validate_jobs(fresh, "changed")
+                fresh = []
+            else:
+                new_arrived = self._validate_jobs(fresh[start:], "arrived")
+        for jid in new_arrived:
+            if jid in self._jobs and jid not in gone or list(new_arrived).count(jid) > 1:
+                k = [str(j.get("id")) for j in arrived].index(jid)
+                raise InvalidInputError(f"arrived[{k}].id", jid, "duplicate job id")
+        jobs: dict[str, _Job] = {}
+        for jid, kept_job in self._jobs.items():
+            if jid in gone:
+                continue
+            jobs[jid] = new_changed.get(jid, kept_job)
+        for i, (jid, cur) in enumerate((placed or {}).items()):
+            if jid in jobs:
+                jobs[jid] = self._placed(i, jobs[jid], cur)
+        jobs.update(new_arrived)
+        ids = tuple(jobs)
+        nowhere_before = self.nowhere
+        self.nowhere = [] if capacity is None else _cannot_run(list(jobs.values()), ids, capacity)
+        skip = {j for _, j in self.nowhere} | gone
+        stale = set(new_changed)  # pairs of a changed job are checked again
+        pairs: dict[tuple[object, ...], _Pair] = {}
+        recheck: list[tuple[int, Mapping[str, Any]]] = []
+        for key, pair in self._pairs.items():
+            if pair.a in skip or pair.b in skip:
+                continue
+            if pair.a in stale or pair.b in stale:
+                recheck.append((-1, pair.doc))
+            else:
+                pairs[key] = pair
+        repeats: dict[tuple[object, ...], int] = {}
+        for key in pairs:  # the next repeat number of each (job a, job b, type)
+            if len(key) == 4:
+                repeats[key[:3]] = max(repeats.get(key[:3], 0), int(key[3]) + 1)  # type: ignore[call-overload]
+        try:
+            checked = self._validate_pairs(recheck, jobs)
+        except InvalidInputError as err:
+            raise InvalidInputError("changed", err.value, "a candidate pair of a changed job no longer holds: "
+                                    + err.reason) from None
+        added = [(p, e) for p, e in enumerate(colocation)
+                 if not (isinstance(e, Mapping) and isinstance(e.get("jobs"), list)
+                         and any(isinstance(j, str) and j in skip for j in e["jobs"]))]
+        for p, pair in checked + self._validate_pairs(added, jobs):
+            pairs[_pair_key(pair.doc, repeats) or ("event", p, len(pairs))] = pair
+        self._staged = (jobs, pairs, len(new_changed) + len(new_arrived) + len(recheck) + len(added),
+                        len(placed or {}), self.nowhere)
+        self.nowhere = nowhere_before
+        return ids
+
+    def accept(self) -> None:
+        """Make the change staged by :meth:`apply` the kept state."""
+        if self._staged is None:
+            raise RuntimeError("nothing staged: call apply() first")  # pragma: no cover - the engine's order
+        self._jobs, self._pairs, self.validated, self.placed, self.nowhere = self._staged
+        self._staged = None
+
     def problem(self, ids: Sequence[str], capacity: np.ndarray, deficit: np.ndarray, epsilon: float,
                 fairness_weight: float, round_seconds: float) -> RoundProblem:
         """The round of the kept jobs ``ids`` (a subset, in this order) with these deficits and settings."""
@@ -158,6 +245,15 @@ class KeptJobs:
         pair_jobs = np.array([(index[p.a], index[p.b]) for p in pairs], np.int64).reshape(len(pairs), 2)
         pair_gpu = np.array([p.gpu for p in pairs], np.int64)
         pair_tput = np.array([p.throughput for p in pairs], np.float64).reshape(len(pairs), 2)
+        if len(pairs) > 1:  # the same pair twice (in either order) on one type, as a round document refuses it
+            lo, hi = pair_jobs.min(axis=1), pair_jobs.max(axis=1)
+            key = (lo * n + hi) * g + pair_gpu
+            order = np.argsort(key, kind="stable")
+            dup = np.flatnonzero(key[order][1:] == key[order][:-1])
+            if dup.size:
+                q = pairs[int(order[dup[0] + 1])]
+                raise InvalidInputError("colocation", [q.a, q.b, self.gpu_types[q.gpu]],
+                                        "the same pair is listed twice for this GPU type")
         gpu = num[:, 5].astype(np.int64)
         running = Running.checked(n, g, gpu, partner, num[:, 4], round_seconds, ids) \
             if (gpu >= 0).any() else None
@@ -176,7 +272,7 @@ class KeptJobs:
         return _cannot_run([self._jobs[j] for j in ids], ids, capacity)
 
     # ------------------------------------------------------------------------------------------ internals
-    def _validate_jobs(self, fresh: list[tuple[int, dict[str, Any], Any]]) -> dict[str, _Job]:
+    def _validate_jobs(self, fresh: list[tuple[int, dict[str, Any], Any]], name: str = "jobs") -> dict[str, _Job]:
         if not fresh:
             return {}
         docs, partners = [], []
@@ -193,14 +289,14 @@ class KeptJobs:
         try:
             p = round_problem_from_dict({"gpus": gpus, "jobs": docs})
         except InvalidInputError as err:
-            raise _renamed(err, _JOB_FIELD, "jobs", [f[0] for f in fresh]) from None
+            raise _renamed(err, _JOB_FIELD, name, [f[0] for f in fresh]) from None
         out: dict[str, _Job] = {}
         gpu = p.running.gpu if p.running is not None else np.full(len(docs), -1)
         restart = p.running.restart_seconds if p.running is not None else np.array(
             [float(d.get("restart_seconds", 0.0)) for d in docs])
         for k, ((i, doc, cur), partner) in enumerate(zip(fresh, partners, strict=True)):
             if partner is not None and not isinstance(partner, str):
-                raise InvalidInputError(f"jobs[{i}].current.partner", clip(partner), "unknown job (a partner that "
+                raise InvalidInputError(f"{name}[{i}].current.partner", clip(partner), "unknown job (a partner that "
                                         "left the round is no partner: give null)")
             out[p.job_ids[k]] = _Job(_copy(doc), float(p.scale[k]), float(p.weight[k]), float(p.priority[k]),
                                      float(p.shortfall_price[k]), float(restart[k]),
@@ -212,7 +308,8 @@ class KeptJobs:
         """``job`` running where ``cur`` (a ``current`` object or None) says, checked as a round document's."""
         where = f"jobs[{i}].current"
         if cur is None:
-            return replace(job, gpu=-1, partner=None, current=None)
+            return _Job(job.doc, job.scale, job.weight, job.priority, job.price, job.restart, job.throughput, -1,
+                        None, None)
         if not isinstance(cur, Mapping):
             raise InvalidInputError(where, clip(cur), "must be an object {\"gpu\": type, \"partner\": job id or "
                                     "null}, or null (not running)")
@@ -224,7 +321,8 @@ class KeptJobs:
         if partner is not None and not isinstance(partner, str):
             raise InvalidInputError(where + ".partner", clip(partner), "unknown job (a partner that left the round "
                                     "is no partner: give null)")
-        return replace(job, gpu=self.gpu_types.index(g), partner=partner, current=dict(cur))
+        return _Job(job.doc, job.scale, job.weight, job.priority, job.price, job.restart, job.throughput,
+                    self.gpu_types.index(g), partner, dict(cur))
 
     def _validate_pairs(self, fresh: list[tuple[int, Mapping[str, Any]]],
                         jobs: Mapping[str, _Job]) -> list[tuple[int, _Pair]]:

@@ -224,3 +224,55 @@ def test_incremental_is_checked_and_settable() -> None:
     a = eng.plan([{"id": "a", "scale": 1, "throughput": {"V100": 2.0}}])
     assert [p.jobs for p in a.placements] == [("a",)]
     assert np.isfinite(a.objective)
+
+
+@pytest.mark.parametrize("incremental", [True, False])
+def test_an_event_with_a_bad_job_commits_nothing(incremental: bool) -> None:
+    gpus, pool, _ = _pool(16, 4)
+    eng = Engine(gpus, incremental=incremental)
+    first = eng.plan(pool[:10])
+    bad = dict(pool[10], scale=-2)
+    with pytest.raises(InvalidInputError) as err:
+        eng.event(seconds=60, arrived=[pool[11], bad])
+    assert err.value.field == ("arrived[1].scale" if incremental else "jobs[11].scale")  # full path: its list
+    assert eng.round_index == 0 and eng.pending_seconds == 360.0
+    with pytest.raises(InvalidInputError) as err:
+        eng.event(seconds=60, changed=[dict(pool[3], throughput={"nowhere": 1.0})])
+    assert err.value.field.startswith("changed[0]" if incremental else "jobs[3]")
+    assert eng.round_index == 0
+    alloc = eng.commit(first)  # the first plan is still the pending one
+    assert set(alloc) == {j["id"] for j in pool[:10]}
+
+
+def test_an_event_changes_a_job_and_drops_a_departed_partner() -> None:
+    gpus, pool, pairs = _pool(40, 5)
+    ids = {j["id"] for j in pool[:30]}
+    eng = Engine(gpus, priority="none", shortfall_price="none")
+    plan = eng.plan(pool[:30], _pairs(pairs, ids))
+    together = [p.jobs for p in plan.placements if len(p.jobs) == 2]
+    if not together:
+        pytest.skip("no co-located pair in this plan")
+    a, b = together[0]
+    job_a = next(j for j in pool if j["id"] == a)
+    more = dict(job_a, remaining_iterations=5.0, restart_seconds=99.0)
+    plan2 = eng.event(seconds=30, departed=[b], changed=[more])
+    jobs = {j["id"]: j for j in eng.last_jobs}
+    assert b not in jobs and jobs[a]["restart_seconds"] == 99.0
+    assert jobs[a]["current"] == {"gpu": next(p.gpu for p in plan.placements if p.jobs == (a, b))}
+    twin = Engine.from_state(eng.state(), priority="none", shortfall_price="none")
+    twin.incremental = False
+    _same_round(eng.problem(list(eng.last_jobs), list(eng.last_colocation), round_seconds=330),
+                twin.problem(list(eng.last_jobs), list(eng.last_colocation), round_seconds=330))
+    assert b not in plan2.job_ids
+
+
+def test_problem_is_a_query_that_leaves_the_kept_jobs_alone() -> None:
+    gpus, pool, _ = _pool(20, 6)
+    a, b = Engine(gpus), Engine(gpus)
+    a.plan(pool[:12])
+    b.plan(pool[:12])
+    a.problem(pool[5:18])  # another set of jobs, asked about only
+    pa = a.event(seconds=40, arrived=pool[12:14], departed=[pool[0]["id"]])
+    pb = b.event(seconds=40, arrived=pool[12:14], departed=[pool[0]["id"]])
+    assert pa.job_ids == pb.job_ids
+    assert pa.objective == pytest.approx(pb.objective, rel=1e-12)
