@@ -2,12 +2,10 @@
 
 Consecutive rounds of a scheduler differ by a few arrivals and departures, but every job's carried deficit
 changes every round (``D_j <- max(0, D_j + (1 - epsilon) - rho_j)``): jobs that ran lose value, jobs that
-waited gain it. The LP optimum therefore moves by far more than the arrivals suggest. Restarting HiGHS from
-the previous round's optimal basis (mapped by identity) took as many dual simplex iterations as a cold start,
-or more, on 2,048-job rounds with carried deficits; with the deficits held fixed it took 54 iterations
-instead of about 2,300 (docs/results/bench_warm.md). What pays on every round is to solve the LP over few
-columns and price the rest, with the columns chosen at the previous round's GPU prices; the basis is used
-when the values moved little:
+waited gain it. The LP optimum therefore moves by far more than the arrivals suggest, and the previous
+round's basis helps only when the values moved little (docs/performance-notes.md, "Warm rounds"). What pays
+on every round is to solve the LP over few columns and price the rest, with the columns chosen at the previous
+round's GPU prices; the basis is used when the values moved little:
 
 Priced solve (:func:`solve_priced`)
     The tightened LP is first solved over a restricted set of columns: for each job its
@@ -20,9 +18,9 @@ Priced solve (:func:`solve_priced`)
     same point. Reduced costs and row duals are reported for every column (computed for the ones never
     added), so the polish's reduced-cost fixing and the partition bound work unchanged. Rounds of fewer than
     :data:`PRICING_MIN_COLUMNS` columns are solved as cold rounds are, as one LP (pricing did not pay
-    there), but with HiGHS's presolve off, which found nothing to remove in every such round measured (130-520
-    jobs) and cost a third of the run (``solve_relaxation(..., presolve=False)``); in tiny rounds, where it
-    can remove something, the point may then differ from the cold one where the LP has several optima.
+    there), but with HiGHS's presolve off (``solve_relaxation(..., presolve=False)``), which finds nothing to
+    remove in such rounds; in tiny rounds, where it can remove something, the point may then differ from the
+    cold one where the LP has several optima.
 Rows priced too (a long queue)
     With the previous round's duals (GPU prices ``y`` and job duals ``u``, mapped by type name and job id),
     the jobs that had ``u_j = 0`` and have no column that prices out at those duals start outside the
@@ -76,17 +74,14 @@ SEED_COLUMNS = 2
 
 PRICING_MIN_COLUMNS = 2000
 """Rounds of fewer columns are solved as cold rounds are (the whole LP), keeping only the prices; HiGHS's
-presolve is off, which gives the cold answers wherever presolve would remove nothing (all 504 small rounds of
-the two long-replay windows of ``examples/bench_presolve.py``, in 0.65-0.73 of the time).
-
-Pricing was slower there (6.7 against 2.9 ms at 336 columns, 10.5 against 9.0 ms at 716) or barely faster
-(25 against 28 ms at 1,428), and small rounds are where the polish runs, whose result depends on the LP
-duals (module documentation)."""
+presolve is off, which gives the cold answers wherever presolve would remove nothing
+(``benchmarks/bench_presolve.py``). Pricing did not pay below this size, and small rounds are where the polish
+runs, whose result depends on the LP duals (module documentation)."""
 
 BASIS_MAX_MOVED = 0.1
 """``use_basis=None`` starts from the previous basis when at most this share of the columns the two rounds
-share changed value by more than 1 % (measured on 2,048-job rounds: 50-63 % with carried deficits, where the
-basis cost iterations; 0 % with arrivals and departures only, where it saved 98 % of them)."""
+share changed value by more than 1 % (with carried deficits most do, and the basis costs iterations; with
+arrivals and departures only few do, and it saves most of them)."""
 
 ROWS_MAX_SHARE = 0.5
 """With the previous round's duals, a round's restricted LP holds only the rows of the jobs that had a positive
@@ -103,8 +98,7 @@ PRICING_BATCH = 200
 """A pricing pass adds the columns that price out, at most ``max(PRICING_BATCH, GPUs of the round)`` of them:
 those of the largest reduced costs. Restricted LPs seeded with a few jobs' rows price out most of a long
 queue at their first duals, yet the optimum uses few of those columns (at most one per GPU, two with pairs);
-adding them all made the next HiGHS run several times slower than the passes it saves (measured on a long
-replay: 11.2 against 5.7 ms of policy time per round at over 1,000 waiting jobs)."""
+adding them all made the next HiGHS run several times slower than the passes it saves (on a long replay)."""
 
 _KEY_LIMIT = 2**62  # column keys (a * (N + 1) + b + 1) * G + g must fit an int64
 
