@@ -31,21 +31,17 @@ field (``state.round_index``) or the file.
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import json
 import os
-import stat
-import sys
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from fairshare._io import ReadRefused, read_limited, write_atomically
 from fairshare._validate import clip, is_real
 from fairshare.allocate import MODES, SolveOptions, allocate
 from fairshare.allocation import Allocation, Status
@@ -60,9 +56,6 @@ from fairshare.priority import RULES, JobState, NoPriority, PriorityRule, priori
 from fairshare.problem import MAX_GPUS, MAX_VALUE, RoundProblem
 from fairshare.running import DEFAULT_ROUND_SECONDS, MAX_SECONDS
 from fairshare.shortfall_price import PRICE_RULES, NoPrice, ShortfallPriceRule, price_rule
-
-if sys.platform != "win32":
-    import fcntl
 
 __all__ = ["MAX_ROUND_INDEX", "STATE_KEYS", "STATE_VERSION", "Engine"]
 
@@ -834,7 +827,7 @@ class Engine:
             unchanged and no temporary file is left.
         """
         data = (json.dumps(self.state(), sort_keys=True, indent=2, allow_nan=False) + "\n").encode("ascii")
-        _write_atomically(Path(os.path.realpath(os.fspath(path))), data)
+        write_atomically(path, data, lock=True)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *,
@@ -1026,30 +1019,25 @@ def _read_file(path: str) -> bytes:
     Opened without blocking (a FIFO must not hang the caller) and refused unless it is a regular file of
     at most :data:`~fairshare.documents.MAX_JSON_BYTES` bytes.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise InvalidInputError("state", path, f"cannot open the state file ({exc.strerror or exc})") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise InvalidInputError("state", path, "not a regular file")
-        if info.st_size > MAX_JSON_BYTES:
-            raise InvalidInputError("state", path, f"{info.st_size} bytes, larger than the limit of "
-                                    f"{MAX_JSON_BYTES} bytes ({MAX_JSON_BYTES // 2**20} MiB)")
-        chunks: list[bytes] = []
-        total = 0
-        while chunk := os.read(fd, 1 << 20):
-            total += len(chunk)
-            if total > MAX_JSON_BYTES:  # the file grew while being read
-                raise InvalidInputError("state", path, f"larger than the limit of {MAX_JSON_BYTES} bytes")
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError as exc:
-        raise InvalidInputError("state", path, f"cannot read the state file ({exc.strerror or exc})") from None
-    finally:
-        os.close(fd)
+        return read_limited(path, MAX_JSON_BYTES, regular_only=True)
+    except ReadRefused as why:
+        if why.kind == "open":
+            reason = f"cannot open the state file ({_strerror(why.error)})"
+        elif why.kind in ("folder", "special"):
+            reason = "not a regular file"
+        elif why.kind == "size":
+            reason = (f"{why.size} bytes, larger than the limit of {MAX_JSON_BYTES} bytes "
+                      f"({MAX_JSON_BYTES // 2**20} MiB)")
+        elif why.kind == "overflow":  # the file grew while being read
+            reason = f"larger than the limit of {MAX_JSON_BYTES} bytes"
+        else:
+            reason = f"cannot read the state file ({_strerror(why.error)})"
+        raise InvalidInputError("state", path, reason) from None
+
+
+def _strerror(exc: OSError | None) -> str:
+    return str(exc.strerror or exc) if exc is not None else "unknown error"
 
 
 class _Keys(dict[str, object]):
@@ -1093,84 +1081,6 @@ def _duplicate_key_path(data: bytes) -> str | None:
     except ValueError:
         return None
     return walk(doc, "state")
-
-
-def _same_file(fd: int, path: Path) -> bool:
-    """``path`` names the file open as ``fd`` (not renamed or removed meanwhile)."""
-    try:
-        named = os.stat(path, follow_symlinks=False)
-    except FileNotFoundError:
-        return False
-    opened = os.fstat(fd)
-    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
-
-
-def _open_locked(tmp: Path) -> int:
-    """Open (creating if needed) the temporary file ``tmp`` and hold an exclusive lock on it.
-
-    The lock is taken on the file, and a lock holder renames or removes ``tmp`` before releasing it, so a
-    saver that waited re-checks that ``tmp`` still names the file it locked, and starts over if not. A
-    ``tmp`` left by a killed saver has no lock and is reused.
-    """
-    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    while True:
-        fd = os.open(tmp, flags, 0o666)  # the umask applies
-        if sys.platform == "win32":
-            return fd
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            if _same_file(fd, tmp):
-                return fd
-        except BaseException:
-            os.close(fd)
-            raise
-        os.close(fd)
-
-
-def _write_atomically(target: Path, data: bytes) -> None:
-    """Replace ``target`` with ``data`` (see :meth:`Engine.save` for the promises)."""
-    folder = target.parent
-    tmp = folder / f".{target.name}.tmp"
-    fd = _open_locked(tmp)
-    try:
-        try:
-            try:
-                mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
-            except FileNotFoundError:
-                mode = None  # a new file: the umask's default, set when the temporary was created
-            os.ftruncate(fd, 0)  # a leftover of a killed save may hold anything
-            if mode is not None and sys.platform != "win32":
-                os.fchmod(fd, mode)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-            if sys.platform == "win32":  # Windows cannot rename an open file (and there is no lock to keep)
-                os.close(fd)
-                fd = -1
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        _fsync_folder(folder)
-    finally:
-        if fd >= 0:
-            os.close(fd)  # releases the lock
-
-
-def _fsync_folder(folder: Path) -> None:
-    """Make a rename in ``folder`` durable (POSIX; file systems that cannot fsync a folder are skipped)."""
-    if sys.platform == "win32":
-        return
-    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        os.fsync(fd)
-    except OSError as exc:
-        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
-            raise
-    finally:
-        os.close(fd)
 
 
 def _job_number(job: Mapping[str, Any], key: str, i: int, default: float) -> float:

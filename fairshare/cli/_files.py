@@ -13,14 +13,12 @@ and the path, so the command exits with status 2 and one line on stderr.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
-import sys
-import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
+from fairshare._io import ReadRefused, read_limited, write_atomically
 from fairshare.errors import InvalidInputError
 
 __all__ = ["cannot", "check_readable", "make_dir", "read_bytes", "read_stream", "read_text", "write_text"]
@@ -76,26 +74,20 @@ def read_bytes(field: str, path: str | Path, limit: int) -> bytes:
     of blocking forever (start its writer first).
     """
     _existing_file(field, path)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise cannot(field, path, "read", exc) from exc
-    with os.fdopen(fd, "rb") as f:
-        try:
-            info = os.fstat(fd)
-            if stat.S_ISDIR(info.st_mode):
-                raise InvalidInputError(field, str(path), "is a folder, not a file")
-            if stat.S_ISREG(info.st_mode) and info.st_size > limit:
-                raise _too_large(field, path, limit, f": {info.st_size} bytes")
-            os.set_blocking(fd, True)  # now wait for a writer that is there (a pipe, a FIFO being written)
-        except OSError as exc:
-            raise cannot(field, path, "read", exc) from exc
-        data = read_stream(field, path, f, limit)
-    if not data:
-        raise InvalidInputError(field, str(path), "is empty" if stat.S_ISREG(info.st_mode) else
-                                "nothing to read (a FIFO whose writer has not started?)")
-    return data
+        return read_limited(path, limit, allow_empty=False)
+    except ReadRefused as why:
+        if why.kind == "folder":
+            raise InvalidInputError(field, str(path), "is a folder, not a file") from None
+        if why.kind == "size":
+            raise _too_large(field, path, limit, f": {why.size} bytes") from None
+        if why.kind == "overflow":
+            raise _too_large(field, path, limit, "") from None
+        if why.kind == "empty":
+            raise InvalidInputError(field, str(path), "is empty" if why.regular else
+                                    "nothing to read (a FIFO whose writer has not started?)") from None
+        assert why.error is not None  # "open" or "read"
+        raise cannot(field, path, "read", why.error) from None
 
 
 def read_text(field: str, path: str | Path) -> str:
@@ -160,43 +152,10 @@ def write_text(field: str, path: str | Path, text: str) -> None:
         except OSError as exc:
             raise cannot(field, path, "write", exc) from exc
         return
-    folder = target.parent
-    mode = stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask()
-    tmp: str | None = None
     try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-        tmp = None
+        write_atomically(target, data, strict_folder_sync=False)
     except OSError as exc:
         raise cannot(field, path, "write", exc) from exc
-    finally:
-        if tmp is not None:  # the write failed or was interrupted: leave nothing behind
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-    _sync_folder(folder)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _sync_folder(folder: Path) -> None:
-    """Flush the folder entry of a renamed file to disk (best effort: not every system allows it)."""
-    if sys.platform == "win32":  # pragma: no cover
-        return
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def make_dir(field: str, path: str | Path) -> Path:

@@ -28,18 +28,17 @@ folder as it was. ``--no-plots`` therefore leaves no figure of an earlier run.
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import inspect
 import json
 import math
 import os
 import sys
-import tempfile
 from argparse import ArgumentParser, Namespace, RawDescriptionHelpFormatter, _SubParsersAction
 from importlib import resources
 from typing import Any
 
+from fairshare._io import write_atomically
 from fairshare.cli._files import cannot, check_readable, make_dir, write_text
 from fairshare.cli.catalog import add_catalog_option, catalog_names, load_cli_catalog
 from fairshare.cli.importing import add_import_command
@@ -391,20 +390,9 @@ def _write_results(args: Namespace, out: Any, results: list[Any], trace: dict[st
 def _write_gzip(path: Any, text: str) -> None:
     """``text`` gzip-compressed, written atomically (a temporary file in the folder, renamed over ``path``)."""
     data = gzip.compress(text.encode("utf-8"), mtime=0)
-    folder = os.path.dirname(os.fspath(path)) or "."
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(os.fspath(path))}.", suffix=".tmp", dir=folder)
+        write_atomically(path, data, strict_folder_sync=False)
     except OSError as exc:
-        raise cannot("--out", path, "write", exc) from exc
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
         raise cannot("--out", path, "write", exc) from exc
 
 

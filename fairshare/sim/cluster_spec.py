@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from fairshare._io import ReadRefused, read_limited
 from fairshare._validate import clip
 from fairshare.binding import MAX_NODE_GPUS, Node, gpus_of_nodes, parse_nodes
 from fairshare.documents import MAX_JSON_BYTES, read_json
@@ -34,12 +35,7 @@ def parse_nodes_spec(spec: str) -> tuple[Node, ...]:
     """
     text = str(spec)
     if text.strip().lower().endswith(".json"):
-        try:
-            with open(text.strip(), "rb") as fh:
-                data = fh.read(MAX_JSON_BYTES + 1)
-        except OSError as exc:
-            raise InvalidInputError("nodes", text, f"cannot read the node file ({exc.strerror or exc})") from None
-        doc = read_json(data, what="nodes")
+        doc = read_json(_read_node_file(text.strip(), text), what="nodes")
         return parse_nodes(doc["nodes"] if isinstance(doc, dict) and "nodes" in doc else doc)
     nodes: list[Node] = []
     per_type: dict[str, int] = {}
@@ -78,6 +74,20 @@ def cluster_nodes(cluster: str | Mapping[str, int] | Sequence[Any]) -> tuple[dic
     else:
         return parse_cluster(cluster), ()
     return parse_cluster(gpus_of_nodes(nodes)), nodes
+
+
+def _read_node_file(path: str, text: str) -> bytes:
+    """The bytes of a node file; a file over :data:`~fairshare.documents.MAX_JSON_BYTES` is refused by size."""
+    try:
+        return read_limited(path, MAX_JSON_BYTES)
+    except ReadRefused as why:
+        if why.kind in ("size", "overflow"):  # read_json's wording, with the size when it is known
+            size = MAX_JSON_BYTES + 1 if why.size is None else why.size
+            raise InvalidInputError("nodes", f"{size} bytes", f"larger than the limit of {MAX_JSON_BYTES} bytes "
+                                    f"({MAX_JSON_BYTES // 2**20} MiB)") from None
+        exc = why.error  # "open", "read" or "folder": the OSError
+        reason = why.kind if exc is None else exc.strerror or exc
+        raise InvalidInputError("nodes", text, f"cannot read the node file ({reason})") from None
 
 
 def parse_cluster(spec: str | Mapping[str, int]) -> dict[str, int]:
