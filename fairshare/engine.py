@@ -16,8 +16,8 @@ optima or the polish runs. The warm state is not saved (a loaded engine's first 
 Every plan is committed at most once, and only the newest plan can be committed (:meth:`Engine.commit`).
 :meth:`Engine.save` writes the state atomically and durably (see :meth:`Engine.save`), so a scheduler that
 restarts or is killed loses no fairness history; :meth:`Engine.load` accepts exactly the state schema of
-``docs/json-formats.md`` and reports anything else as :class:`~fairshare.errors.InvalidInputError` naming the
-field (``state.round_index``) or the file.
+``docs/json-formats.md`` (:mod:`fairshare.engine_state`) and reports anything else as
+:class:`~fairshare.errors.InvalidInputError` naming the field (``state.round_index``) or the file.
 
 >>> eng = Engine({"V100": 1}, mode="exact")
 >>> alloc = eng.plan([{"id": "a", "scale": 1, "throughput": {"V100": 3.0}},
@@ -35,52 +35,51 @@ import json
 import os
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from fairshare._io import ReadRefused, read_limited, write_atomically
+from fairshare._io import write_atomically
 from fairshare._validate import clip, is_real
-from fairshare.allocate import MODES, SolveOptions, allocate
+from fairshare.allocate import SolveOptions, allocate
 from fairshare.allocation import Allocation, Status
-from fairshare.binding import Binding, Node, check_nodes, gpus_of_nodes, parse_nodes
-from fairshare.documents import MAX_JSON_BYTES, read_json
+from fairshare.binding import Binding, Node, gpus_of_nodes, parse_nodes
+from fairshare.engine_state import (
+    DEFAULT_PRIORITY,
+    DEFAULT_SHORTFALL_PRICE,
+    MAX_ROUND_INDEX,
+    STATE_KEYS,
+    STATE_VERSION,
+    EngineState,
+    as_real,
+    check_deficits,
+    check_epsilon,
+    check_fairness_weight,
+    check_gpus,
+    check_mode,
+    check_nodes,
+    check_options,
+    check_round_index,
+    check_round_seconds,
+    load_state,
+    state_from_dict,
+    state_to_dict,
+)
 from fairshare.errors import InvalidInputError
 from fairshare.fair_share import fair_share, next_deficit
 from fairshare.kept_jobs import KeptJobs
 from fairshare.methods.kept import KeptLP
 from fairshare.methods.warm import WarmStart
-from fairshare.priority import RULES, JobState, NoPriority, PriorityRule, priority_rule
-from fairshare.problem import MAX_GPUS, MAX_VALUE, RoundProblem
+from fairshare.priority import JobState, NoPriority, PriorityRule, priority_rule
+from fairshare.problem import MAX_VALUE, RoundProblem
 from fairshare.running import DEFAULT_ROUND_SECONDS, MAX_SECONDS
-from fairshare.shortfall_price import PRICE_RULES, NoPrice, ShortfallPriceRule, price_rule
+from fairshare.shortfall_price import NoPrice, ShortfallPriceRule, price_rule
 
 __all__ = ["MAX_ROUND_INDEX", "STATE_KEYS", "STATE_VERSION", "Engine"]
 
-STATE_VERSION = 1
-"""The ``version`` of the state document :meth:`Engine.save` writes and :meth:`Engine.load` reads."""
-
-STATE_KEYS = frozenset({"version", "gpus", "gpu_order", "mode", "epsilon", "fairness_weight", "options",
-                        "round_index", "deficits", "priority", "nodes", "binding", "shortfall_price",
-                        "round_seconds"})
-"""The keys of a state document; any other key is an error."""
-
-DEFAULT_SHORTFALL_PRICE = "finish-time"
-"""The shortfall-price rule of an :class:`Engine` that is given none (:mod:`fairshare.shortfall_price`)."""
-
-DEFAULT_PRIORITY = "remaining"
-"""The priority rule of an :class:`Engine` that is given none (:mod:`fairshare.priority`): shortest remaining
-work first, ``pi_j = clip(median R / R_j, 0.05, 20)``. It won the measurement of docs/results-priority.md; a
-job whose ``remaining_iterations`` the caller does not give gets ``pi_j = 1``, so without that field the engine
-places exactly as with ``"none"``."""
-
 JOB_STATE_KEYS = frozenset({"remaining_iterations", "done_iterations", "age_seconds"})
 """Keys of a job object that the engine's rules read; they are not part of the round document."""
-
-MAX_ROUND_INDEX = 2**63 - 1
-"""Largest ``round_index`` (it fits a signed 64-bit integer in every other system)."""
 
 _KEEP_RECENT = 4  # committed and superseded plans remembered to explain a refused commit
 
@@ -159,19 +158,23 @@ class Engine:
                         round_index)
         self._priority = priority_rule(priority)
         self._price = price_rule(shortfall_price)
-        self._round_seconds = _check_round_seconds(round_seconds, "round_seconds")
-        self._nodes = _check_nodes(nodes, self._gpus, "nodes")
+        self._round_seconds = check_round_seconds(round_seconds, "round_seconds")
+        self._nodes = check_nodes(nodes, self._gpus, "nodes")
         self._binding: Binding | None = None
 
     def _configure(self, prefix: str, gpus: object, mode: object, epsilon: object, fairness_weight: object,
                    options: object, deficits: object, round_index: object) -> None:
-        self._gpus = _check_gpus(gpus, prefix + "gpus")
-        self._mode = _check_mode(mode, prefix + "mode")
-        self._epsilon = _check_epsilon(epsilon, prefix + "epsilon")
-        self._fairness_weight = _check_fairness_weight(fairness_weight, prefix + "fairness_weight")
-        self._options = _check_options(options, self._mode, prefix + "options")
-        self._deficits = _check_deficits(deficits, prefix + "deficits")
-        self._round_index = _check_round_index(round_index, prefix + "round_index")
+        self._gpus = check_gpus(gpus, prefix + "gpus")
+        self._mode = check_mode(mode, prefix + "mode")
+        self._epsilon = check_epsilon(epsilon, prefix + "epsilon")
+        self._fairness_weight = check_fairness_weight(fairness_weight, prefix + "fairness_weight")
+        self._options = check_options(options, self._mode, prefix + "options")
+        self._deficits = check_deficits(deficits, prefix + "deficits")
+        self._round_index = check_round_index(round_index, prefix + "round_index")
+        self._reset_plans()
+
+    def _reset_plans(self) -> None:
+        """No plan pending, none remembered, nothing kept between plans (a new or a loaded engine)."""
         self._pending: Allocation | None = None
         self._pending_epsilon = self._epsilon
         self._pending_fraction = 1.0  # the pending plan's length over a round's
@@ -193,8 +196,8 @@ class Engine:
 
     @gpus.setter
     def gpus(self, value: Mapping[str, int]) -> None:
-        gpus = _check_gpus(value, "gpus")
-        _check_nodes(self._nodes, gpus, "gpus")
+        gpus = check_gpus(value, "gpus")
+        check_nodes(self._nodes, gpus, "gpus")
         self._gpus = gpus
 
     @property
@@ -211,7 +214,7 @@ class Engine:
         nodes = parse_nodes(value or ())
         if nodes:
             # a type whose last node went stays at 0 GPUs: its jobs wait (held_out), they are not refused
-            self._gpus = _check_gpus({**dict.fromkeys(self._gpus, 0), **gpus_of_nodes(nodes)}, "nodes")
+            self._gpus = check_gpus({**dict.fromkeys(self._gpus, 0), **gpus_of_nodes(nodes)}, "nodes")
         self._nodes = nodes
 
     @property
@@ -265,8 +268,8 @@ class Engine:
 
     @mode.setter
     def mode(self, value: str) -> None:
-        mode = _check_mode(value, "mode")
-        _check_options(self._options, mode, "options")
+        mode = check_mode(value, "mode")
+        check_options(self._options, mode, "options")
         self._mode = mode
 
     @property
@@ -276,7 +279,7 @@ class Engine:
 
     @epsilon.setter
     def epsilon(self, value: float) -> None:
-        self._epsilon = _check_epsilon(value, "epsilon")
+        self._epsilon = check_epsilon(value, "epsilon")
 
     @property
     def fairness_weight(self) -> float:
@@ -285,7 +288,7 @@ class Engine:
 
     @fairness_weight.setter
     def fairness_weight(self, value: float) -> None:
-        self._fairness_weight = _check_fairness_weight(value, "fairness_weight")
+        self._fairness_weight = check_fairness_weight(value, "fairness_weight")
 
     @property
     def options(self) -> SolveOptions:
@@ -294,7 +297,7 @@ class Engine:
 
     @options.setter
     def options(self, value: SolveOptions | Mapping[str, Any] | None) -> None:
-        self._options = _check_options(value, self._mode, "options")
+        self._options = check_options(value, self._mode, "options")
 
     @property
     def round_index(self) -> int:
@@ -303,7 +306,7 @@ class Engine:
 
     @round_index.setter
     def round_index(self, value: int) -> None:
-        self._round_index = _check_round_index(value, "round_index")
+        self._round_index = check_round_index(value, "round_index")
 
     @property
     def round_seconds(self) -> float:
@@ -312,7 +315,7 @@ class Engine:
 
     @round_seconds.setter
     def round_seconds(self, value: float) -> None:
-        self._round_seconds = _check_round_seconds(value, "round_seconds")
+        self._round_seconds = check_round_seconds(value, "round_seconds")
 
     @property
     def deficits(self) -> dict[str, float]:
@@ -338,7 +341,7 @@ class Engine:
         plan at an event, for the rest of a round) states the carried deficits in its own units,
         ``D_j * round_seconds_engine / round_seconds``.
         """
-        length = self._round_seconds if round_seconds is None else _check_round_seconds(round_seconds,
+        length = self._round_seconds if round_seconds is None else check_round_seconds(round_seconds,
                                                                                         "round_seconds")
         if self._live():  # a query: on a copy of the kept jobs, which stay as the last plan left them
             kept = self._kept_jobs
@@ -406,7 +409,7 @@ class Engine:
         """
         if self._live():
             if round_seconds is not None:
-                round_seconds = _check_round_seconds(round_seconds, "round_seconds")
+                round_seconds = check_round_seconds(round_seconds, "round_seconds")
             ids = self._sync(jobs, colocation, np.array(list(self._gpus.values()), np.float64))
             return self._plan_kept(jobs, colocation, ids, round_seconds)
         held = _cannot_run(jobs, self._gpus)
@@ -583,13 +586,13 @@ class Engine:
         for jid, r in (progress or {}).items():
             if jid not in rho:
                 raise InvalidInputError(f"progress.{jid}", clip(r), "not a job of this round")
-            value = _as_real(r)
+            value = as_real(r)
             if value is None or value < 0:
                 raise InvalidInputError(f"progress.{jid}", clip(r), "must be a finite number >= 0")
             rho[jid] = value
         fraction = self._pending_fraction
         if seconds is not None:
-            value = _as_real(seconds)
+            value = as_real(seconds)
             if value is None or not 0 < value <= MAX_SECONDS:
                 raise InvalidInputError("seconds", clip(seconds),
                                         f"must be a number of seconds in (0, {MAX_SECONDS:.0f}]")
@@ -639,7 +642,7 @@ class Engine:
             raise InvalidInputError("event", None, "no plan pending: an event re-plans the pending plan's round; "
                                     "call plan() first")
         length = self._pending_seconds
-        value = _as_real(seconds)
+        value = as_real(seconds)
         if value is None or not 0 < value < length:
             raise InvalidInputError("seconds", clip(seconds), f"must be a number of seconds in (0, {length:g}), the "
                                     "time the pending plan ran (at its end, commit() and plan() the next round)")
@@ -662,7 +665,7 @@ class Engine:
         if isinstance(colocation, (str, bytes, Mapping)) or not isinstance(colocation, Sequence):
             raise InvalidInputError("colocation", clip(colocation), "must be a list")
         if gpus is not None:
-            _check_nodes(self._nodes, _check_gpus(gpus, "gpus"), "gpus")
+            check_nodes(self._nodes, check_gpus(gpus, "gpus"), "gpus")
         alloc = self._pending
         where: dict[str, dict[str, str]] = {}
         for p in alloc.placements:
@@ -693,7 +696,7 @@ class Engine:
         now.extend(_with_current(j, None) for j in arrived)  # a job that arrives is not running yet
         cols = [c for c in pairs if not any(j in gone for j in c.get("jobs", ()))] + list(colocation)
         rest = length - value
-        new_gpus = self._gpus if gpus is None else _check_gpus(gpus, "gpus")
+        new_gpus = self._gpus if gpus is None else check_gpus(gpus, "gpus")
         kept = self._kept_jobs if self._live() else None
         if kept is not None and tuple(new_gpus) == kept.gpu_types:
             for name, objs in (("arrived", arrived), ("changed", changed)):
@@ -749,13 +752,11 @@ class Engine:
         >>> st["gpus"], st["gpu_order"], st["deficits"], st["version"]
         ({'V100': 2, 'K80': 1}, ['V100', 'K80'], {'a': 0.5}, 1)
         """
-        return {"version": STATE_VERSION, "gpus": dict(self._gpus), "gpu_order": list(self._gpus),
-                "mode": self._mode, "epsilon": self._epsilon, "fairness_weight": self._fairness_weight,
-                "options": asdict(self._options), "round_index": self._round_index,
-                "deficits": dict(self._deficits), "priority": _rule_doc(self._priority),
-                "shortfall_price": _price_doc(self._price), "round_seconds": self._round_seconds,
-                **({"nodes": [n.to_dict() for n in self._nodes]} if self._nodes else {}),
-                **({"binding": self._binding.to_dict()} if self._binding is not None else {})}
+        return state_to_dict(EngineState(
+            gpus=self._gpus, mode=self._mode, epsilon=self._epsilon, fairness_weight=self._fairness_weight,
+            options=self._options, round_index=self._round_index, deficits=self._deficits, priority=self._priority,
+            shortfall_price=self._price, round_seconds=self._round_seconds, nodes=self._nodes,
+            binding=self._binding))
 
     @classmethod
     def from_state(cls, doc: Mapping[str, Any], *,
@@ -776,34 +777,19 @@ class Engine:
         InvalidInputError
             For any deviation, naming the field (``state.round_index``, ``state.deficits.j3``).
         """
-        if not isinstance(doc, Mapping):
-            raise InvalidInputError("state", clip(doc), "must be an object")
-        version = doc.get("version")
-        if _as_int(version) != STATE_VERSION:
-            raise InvalidInputError("state.version", clip(version),
-                                    "missing" if "version" not in doc else f"must be the integer {STATE_VERSION}")
-        for key in doc:
-            if key not in STATE_KEYS:
-                raise InvalidInputError(f"state.{key}", clip(doc[key]),
-                                        f"unknown key (allowed: {', '.join(sorted(STATE_KEYS))})")
-        if "gpus" not in doc:
-            raise InvalidInputError("state.gpus", None, "missing")
-        gpus = _check_gpus(doc["gpus"], "state.gpus")
-        if "gpu_order" in doc:
-            gpus = _ordered(gpus, doc["gpu_order"])
-        if "options" in doc and not isinstance(doc["options"], Mapping):
-            raise InvalidInputError("state.options", clip(doc["options"]), "must be an object of solve options")
+        return cls._restore(state_from_dict(doc, priority=priority, shortfall_price=shortfall_price))
+
+    @classmethod
+    def _restore(cls, st: EngineState) -> Engine:
+        """An engine with the checked settings and history ``st`` (nothing planned yet)."""
         engine = cls.__new__(cls)
         engine._incremental = True
-        engine._configure("state.", gpus, doc.get("mode", "fast"), doc.get("epsilon", 0.0),
-                          doc.get("fairness_weight", 100.0), doc.get("options"), doc.get("deficits", {}),
-                          doc.get("round_index", 0))
-        engine._priority = _rule_from_doc(doc.get("priority"), priority)
-        engine._price = _price_from_doc(doc.get("shortfall_price"), shortfall_price)
-        engine._round_seconds = _check_round_seconds(doc.get("round_seconds", DEFAULT_ROUND_SECONDS),
-                                                     "state.round_seconds")
-        engine._nodes = _check_nodes(doc.get("nodes"), gpus, "state.nodes")  # states before nodes: none
-        engine._binding = None if doc.get("binding") is None else Binding.from_dict(doc["binding"], "state.binding")
+        engine._gpus, engine._mode, engine._epsilon = st.gpus, st.mode, st.epsilon
+        engine._fairness_weight, engine._options = st.fairness_weight, st.options
+        engine._deficits, engine._round_index = st.deficits, st.round_index
+        engine._reset_plans()
+        engine._priority, engine._price = st.priority, st.shortfall_price
+        engine._round_seconds, engine._nodes, engine._binding = st.round_seconds, st.nodes, st.binding
         return engine
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -843,34 +829,10 @@ class Engine:
             :func:`~fairshare.documents.read_json`'s limits (nesting, number range, no duplicate key), or
             not a valid state. The message names the field (``state`` for the file as a whole) and the path.
         """
-        name = os.fspath(path)
-        data = _read_file(name)
-        try:
-            return cls.from_state(read_json(data, what="state"), priority=priority, shortfall_price=shortfall_price)
-        except InvalidInputError as err:
-            field = err.field
-            if err.reason.startswith("duplicate key"):
-                field = _duplicate_key_path(data) or f"state.{field}"
-            elif field != "state" and not field.startswith(("state.", "state[")):
-                field = f"state.{field}"
-            raise InvalidInputError(field, err.value, f"{err.reason} (in {name})") from None
+        return cls._restore(load_state(path, priority=priority, shortfall_price=shortfall_price))
 
 
-# ---------------------------------------------------------------------------------------------- checks
-def _as_int(v: object) -> int | None:
-    """``v`` as an int if it is an integer (numpy integers included; not a bool, not a float), else None."""
-    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-        return int(v)
-    return None
-
-
-def _as_real(v: object) -> float | None:
-    """``v`` as a float if it is a finite number (ints and numpy scalars included; not a bool), else None."""
-    if isinstance(v, (int, float, np.integer, np.floating)) and is_real(v):
-        return float(v)
-    return None
-
-
+# ---------------------------------------------------------------------------------------------- helpers
 def _with_current(job: Mapping[str, Any], cur: Mapping[str, Any] | None) -> Mapping[str, Any]:
     """``job`` with its ``current`` placement ``cur`` (``None``: not running); ``job`` itself if it has it."""
     if not isinstance(job, Mapping) or job.get("current") == cur:
@@ -892,16 +854,16 @@ def _cannot_run(jobs: Sequence[Mapping[str, Any]], gpus: Mapping[str, int]) -> d
     for job in jobs:
         if not isinstance(job, Mapping) or ids[job.get("id")] != 1:  # a repeated id is the round's error
             continue
-        jid, scale, tput = job.get("id"), _as_real(job.get("scale")), job.get("throughput")
+        jid, scale, tput = job.get("id"), as_real(job.get("scale")), job.get("throughput")
         if not isinstance(jid, str) or scale is None or scale <= 0 or not isinstance(tput, Mapping):
             continue
-        values = {g: _as_real(v) for g, v in tput.items()}
+        values = {g: as_real(v) for g, v in tput.items()}
         if not values or any(v is None or v < 0 or g not in gpus for g, v in values.items()):
             continue
         need = max(1.0, scale)
         if any(v and gpus[g] >= need for g, v in values.items()):
             continue
-        age = _as_real(job.get("age_seconds", 0.0))
+        age = as_real(job.get("age_seconds", 0.0))
         out[jid] = age if age is not None and age >= 0 else 0.0
     return out
 
@@ -915,97 +877,6 @@ def _without(jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str
     return kept, pairs
 
 
-def _check_gpus(value: object, field: str) -> dict[str, int]:
-    if not isinstance(value, Mapping):
-        raise InvalidInputError(field, clip(value), "must be an object of GPU type -> number of GPUs")
-    out: dict[str, int] = {}
-    for g, c in value.items():
-        if not isinstance(g, str) or not g:
-            raise InvalidInputError(field, clip(g), "GPU types must be non-empty strings")
-        count = _as_int(c)
-        if count is None or not 0 <= count <= MAX_GPUS:
-            raise InvalidInputError(f"{field}.{g}", clip(c), f"must be an integer from 0 to {MAX_GPUS:,} (2**31)")
-        out[g] = count
-    return out
-
-
-def _check_nodes(value: object, gpus: Mapping[str, int], field: str) -> tuple[Node, ...]:
-    """Nodes (none for ``None`` or an empty list) whose totals per type equal ``gpus``."""
-    if value is None:
-        return ()
-    nodes = parse_nodes(value, field if field.endswith("nodes") else "nodes")
-    if nodes:
-        check_nodes(nodes, gpus, field)
-    return nodes
-
-
-def _ordered(gpus: dict[str, int], order: object) -> dict[str, int]:
-    """``gpus`` with its keys in ``order`` (the state's ``gpu_order``), which must list each type once."""
-    if not (isinstance(order, list) and all(isinstance(g, str) for g in order)):
-        raise InvalidInputError("state.gpu_order", clip(order), "must be a list of GPU types")
-    if len(set(order)) != len(order) or set(order) != set(gpus):
-        raise InvalidInputError("state.gpu_order", clip(order), "must list each GPU type of `gpus` exactly once")
-    return {g: gpus[g] for g in order}
-
-
-def _check_mode(value: object, field: str) -> str:
-    if not isinstance(value, str) or value not in MODES:
-        raise InvalidInputError(field, clip(value), f"must be one of {', '.join(MODES)}")
-    return value
-
-
-def _check_epsilon(value: object, field: str) -> float:
-    epsilon = _as_real(value)
-    if epsilon is None or not 0 <= epsilon < 1:
-        raise InvalidInputError(field, clip(value), "must be a number in [0, 1)")
-    return epsilon
-
-
-def _check_round_seconds(value: object, field: str) -> float:
-    number = _as_real(value)
-    if number is None or not 0 < number <= MAX_SECONDS:
-        raise InvalidInputError(field, clip(value), f"must be a number of seconds in (0, {MAX_SECONDS:.0f}]")
-    return number
-
-
-def _check_fairness_weight(value: object, field: str) -> float:
-    weight = _as_real(value)
-    if weight is None or not 0 < weight <= MAX_VALUE:
-        raise InvalidInputError(field, clip(value), f"must be a number in (0, {MAX_VALUE:g}]")
-    return weight
-
-
-def _check_round_index(value: object, field: str) -> int:
-    index = _as_int(value)
-    if index is None or not 0 <= index <= MAX_ROUND_INDEX:
-        raise InvalidInputError(field, clip(value), "must be an integer from 0 to 2**63 - 1")
-    return index
-
-
-def _check_deficits(value: object, field: str) -> dict[str, float]:
-    if not isinstance(value, Mapping):
-        raise InvalidInputError(field, clip(value), "must be an object of job id -> deficit")
-    out: dict[str, float] = {}
-    for jid, d in value.items():
-        if not isinstance(jid, str) or not jid:
-            raise InvalidInputError(field, clip(jid), "job ids must be non-empty strings")
-        deficit = _as_real(d)
-        if deficit is None or not 0 <= deficit <= MAX_VALUE:
-            raise InvalidInputError(f"{field}.{jid}", clip(d), f"must be a number in [0, {MAX_VALUE:g}]")
-        out[jid] = deficit
-    return out
-
-
-def _check_options(value: object, mode: str, field: str) -> SolveOptions:
-    if value is not None and not isinstance(value, (SolveOptions, Mapping)):
-        raise InvalidInputError(field, clip(value), "must be a SolveOptions or an object of solve options")
-    try:
-        return SolveOptions.coerce(value).for_mode(mode)
-    except InvalidInputError as err:
-        name = err.field.removeprefix("options.")
-        raise InvalidInputError(f"{field}.{name}", err.value, err.reason) from None
-
-
 def _describe(alloc: object) -> str:
     if isinstance(alloc, Allocation):
         return f"<Allocation of {len(alloc.job_ids)} jobs, status {alloc.status}>"
@@ -1013,76 +884,6 @@ def _describe(alloc: object) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- files
-def _read_file(path: str) -> bytes:
-    """The bytes of the regular file ``path``; anything else is an InvalidInputError naming the path.
-
-    Opened without blocking (a FIFO must not hang the caller) and refused unless it is a regular file of
-    at most :data:`~fairshare.documents.MAX_JSON_BYTES` bytes.
-    """
-    try:
-        return read_limited(path, MAX_JSON_BYTES, regular_only=True)
-    except ReadRefused as why:
-        if why.kind == "open":
-            reason = f"cannot open the state file ({_strerror(why.error)})"
-        elif why.kind in ("folder", "special"):
-            reason = "not a regular file"
-        elif why.kind == "size":
-            reason = (f"{why.size} bytes, larger than the limit of {MAX_JSON_BYTES} bytes "
-                      f"({MAX_JSON_BYTES // 2**20} MiB)")
-        elif why.kind == "overflow":  # the file grew while being read
-            reason = f"larger than the limit of {MAX_JSON_BYTES} bytes"
-        else:
-            reason = f"cannot read the state file ({_strerror(why.error)})"
-        raise InvalidInputError("state", path, reason) from None
-
-
-def _strerror(exc: OSError | None) -> str:
-    return str(exc.strerror or exc) if exc is not None else "unknown error"
-
-
-class _Keys(dict[str, object]):
-    """A JSON object that remembers the first key it saw twice."""
-
-    repeated: str | None = None
-
-
-def _duplicate_key_path(data: bytes) -> str | None:
-    """The field (``state.deficits.j3``) of the first repeated key in the JSON text ``data``.
-
-    Only called after :func:`~fairshare.documents.read_json` has accepted the size, encoding and nesting
-    of ``data``; numbers are not converted (their values do not matter here).
-    """
-    def hook(pairs: list[tuple[str, object]]) -> _Keys:
-        obj = _Keys()
-        for key, value in pairs:
-            if key in obj and obj.repeated is None:
-                obj.repeated = key
-            obj[key] = value
-        return obj
-
-    def walk(node: object, path: str) -> str | None:
-        if isinstance(node, _Keys):
-            if node.repeated is not None:
-                return f"{path}.{node.repeated}"
-            items: list[tuple[str, object]] = [(f"{path}.{k}", v) for k, v in node.items()]
-        elif isinstance(node, list):
-            items = [(f"{path}[{i}]", v) for i, v in enumerate(node)]
-        else:
-            return None
-        for sub, value in items:
-            found = walk(value, sub)
-            if found is not None:
-                return found
-        return None
-
-    try:
-        doc = json.loads(data, object_pairs_hook=hook, parse_int=lambda s: 0, parse_float=lambda s: 0.0,
-                         parse_constant=lambda s: 0.0)
-    except ValueError:
-        return None
-    return walk(doc, "state")
-
-
 def _job_number(job: Mapping[str, Any], key: str, i: int, default: float) -> float:
     """A non-negative number of a job object (``remaining_iterations`` may be ``inf``: unknown)."""
     if key not in job or job[key] is None:
@@ -1095,61 +896,3 @@ def _job_number(job: Mapping[str, Any], key: str, i: int, default: float) -> flo
     return float(v)
 
 
-def _rule_doc(rule: PriorityRule) -> dict[str, Any]:
-    """The state file's form of a priority rule: a named rule with its parameters, or ``custom``."""
-    return _named_rule_doc(rule, RULES, ("exponent", "clip"))
-
-
-def _rule_from_doc(doc: object, override: str | PriorityRule | Callable[..., Any] | None) -> PriorityRule:
-    rule: PriorityRule = _named_rule_from_doc(doc, override, field="priority", what="a priority rule",
-                                              make=priority_rule, default=DEFAULT_PRIORITY,
-                                              keys=("exponent", "clip"))
-    return rule
-
-
-def _price_doc(rule: ShortfallPriceRule) -> dict[str, Any]:
-    """The state file's form of a shortfall-price rule: a named rule with its parameters, or ``custom``."""
-    return _named_rule_doc(rule, PRICE_RULES, ("exponent", "clip", "basis"))
-
-
-def _price_from_doc(doc: object,
-                    override: str | ShortfallPriceRule | Callable[..., Any] | None) -> ShortfallPriceRule:
-    rule: ShortfallPriceRule = _named_rule_from_doc(doc, override, field="shortfall_price",
-                                                    what="a shortfall-price rule", make=price_rule,
-                                                    default=DEFAULT_SHORTFALL_PRICE, keys=("exponent", "clip", "basis"))
-    return rule
-
-
-def _named_rule_doc(rule: object, registry: Mapping[str, Callable[..., Any]], keys: tuple[str, ...]) -> dict[str, Any]:
-    """``{"rule": name, parameters...}`` of a rule of ``registry``, or ``{"rule": "custom"}``."""
-    for name, cls in registry.items():
-        if type(rule) is cls:
-            params = {k: getattr(rule, k) for k in keys if hasattr(rule, k)}
-            return {"rule": name, **{k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}}
-    return {"rule": "custom"}
-
-
-def _named_rule_from_doc(doc: object, override: object, *, field: str, what: str, make: Callable[..., Any],
-                         default: str, keys: tuple[str, ...]) -> Any:
-    """The rule a state's ``field`` names (``override`` wins; missing: ``default``), checked like the state."""
-    if override is not None:
-        return make(override)
-    if doc is None:  # not in the state: the constructor's default
-        return make(default)
-    if not isinstance(doc, Mapping) or not isinstance(doc.get("rule"), str):
-        raise InvalidInputError(f"state.{field}", clip(doc), 'must be an object {"rule": name, ...}')
-    name = doc["rule"]
-    if name == "custom":
-        raise InvalidInputError(f"state.{field}", "custom", f"the engine was saved with {what} of your own: pass "
-                                f"it again, Engine.load(path, {field}=rule)")
-    params = {k: v for k, v in doc.items() if k != "rule"}
-    for k in params:
-        if k not in keys:
-            raise InvalidInputError(f"state.{field}.{k}", clip(params[k]),
-                                    f"unknown key (allowed: rule, {', '.join(keys)})")
-    if "clip" in params and isinstance(params["clip"], list):
-        params["clip"] = tuple(params["clip"])
-    try:
-        return make(name, **params)
-    except InvalidInputError as err:
-        raise InvalidInputError(f"state.{err.field}", err.value, err.reason) from None
