@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import sys
 import time
 from pathlib import Path
@@ -159,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes, rounds, events = ([256], 2, 2) if args.quick else (args.sizes, args.rounds, args.events)
     args.out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
+    load_start = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     for n in sizes:
         t0 = time.perf_counter()
         rows += summarise(n, run(n, rounds, events))
@@ -169,7 +171,11 @@ def main(argv: list[str] | None = None) -> int:
         w.writerows(rows)
     lines = ["# Live engine: a round, a warm round and an event plan (incremental engine against full)", "",
              f"`python benchmarks/live_engine.py --sizes {' '.join(map(str, sizes))} --rounds {rounds} "
-             f"--events {events}`; medians of the calls, both engines timed in turn in one run.", "",
+             f"--events {events}`; medians of the calls, the three engines timed in turn in one run "
+             f"({time.gmtime().tm_mday} {time.strftime('%B %Y', time.gmtime())}, load average {load_start:.1f} "
+             "at the start and "
+             f"{os.getloadavg()[0] if hasattr(os, 'getloadavg') else float('nan'):.1f} at the end on a 2-core "
+             "machine: compare the columns, not the seconds).", "",
              "| jobs | GPUs | call | calls | incremental ms (p90) | full ms (p90) | incremental / full "
              "| incremental + warm_start ms | kept-LP iterations | LP optimum difference |",
              "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
