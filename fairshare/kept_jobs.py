@@ -275,10 +275,18 @@ class KeptJobs:
     def _validate_jobs(self, fresh: list[tuple[int, dict[str, Any], Any]], name: str = "jobs") -> dict[str, _Job]:
         if not fresh:
             return {}
-        docs, partners = [], []
+        docs, partners, idle = [], [], []
         for _, doc, cur in fresh:
             d = _copy(doc)
             d.pop("deficit", None)
+            # a job with every throughput 0 can run nowhere: not an error here, the plan holds it out as it holds
+            # out a job whose types have no GPUs now (cannot_run); validated with one throughput of 1
+            tp = d.get("throughput")
+            zero = isinstance(tp, dict) and bool(tp) and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0 for v in tp.values())
+            if zero:
+                d["throughput"] = {**tp, next(iter(tp)): 1.0}
+            idle.append(zero)
             partners.append(cur.get("partner") if isinstance(cur, Mapping) else None)
             if isinstance(cur, Mapping):
                 d["current"] = {k: v for k, v in cur.items() if k != "partner"}
@@ -300,6 +308,7 @@ class KeptJobs:
                                         "left the round is no partner: give null)")
             out[p.job_ids[k]] = _Job(_copy(doc), float(p.scale[k]), float(p.weight[k]), float(p.priority[k]),
                                      float(p.shortfall_price[k]), float(restart[k]),
+                                     np.zeros(len(self.gpu_types)) if idle[k] else
                                      np.array(p.throughput[k], np.float64), int(gpu[k]), partner,
                                      dict(cur) if isinstance(cur, Mapping) else cur)
         return out

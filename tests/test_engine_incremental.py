@@ -276,3 +276,12 @@ def test_problem_is_a_query_that_leaves_the_kept_jobs_alone() -> None:
     pb = b.event(seconds=40, arrived=pool[12:14], departed=[pool[0]["id"]])
     assert pa.job_ids == pb.job_ids
     assert pa.objective == pytest.approx(pb.objective, rel=1e-12)
+
+
+@pytest.mark.parametrize("incremental", [True, False])
+def test_a_job_with_every_throughput_zero_is_held_out_on_both_paths(incremental: bool) -> None:
+    eng = Engine({"V100": 2}, incremental=incremental)
+    alloc = eng.plan([{"id": "a", "scale": 1, "throughput": {"V100": 3.0}},
+                      {"id": "z", "scale": 1, "throughput": {"V100": 0.0}}])
+    assert alloc.job_ids == ("a",) and eng.held_out == ("z",)
+    assert eng.commit() == {"a": 0.0, "z": 1.0}
