@@ -362,14 +362,7 @@ class Engine:
             if "deficit" in job:
                 raise InvalidInputError(f"jobs[{i}].deficit", job["deficit"],
                                         "the engine carries deficits itself; leave this key out")
-            if ruled and "priority" in job:
-                raise InvalidInputError(f"jobs[{i}].priority", clip(job["priority"]),
-                                        "the engine's priority rule computes priorities; leave this key out "
-                                        "or use Engine(..., priority='none')")
-            if priced and "shortfall_price" in job:
-                raise InvalidInputError(f"jobs[{i}].shortfall_price", clip(job["shortfall_price"]),
-                                        "the engine's shortfall-price rule computes prices; leave this key out "
-                                        "or use Engine(..., shortfall_price='none')")
+            _check_rule_keys(job, i, ruled, priced)
             remaining[i] = _job_number(job, "remaining_iterations", i, np.inf)
             done[i] = _job_number(job, "done_iterations", i, 0.0)
             age[i] = _job_number(job, "age_seconds", i, 0.0)
@@ -499,14 +492,7 @@ class Engine:
             if read is not None and jid not in read and jid in cache:
                 continue
             job = jobs[i]
-            if ruled and "priority" in job:
-                raise InvalidInputError(f"jobs[{i}].priority", clip(job["priority"]),
-                                        "the engine's priority rule computes priorities; leave this key out "
-                                        "or use Engine(..., priority='none')")
-            if priced and "shortfall_price" in job:
-                raise InvalidInputError(f"jobs[{i}].shortfall_price", clip(job["shortfall_price"]),
-                                        "the engine's shortfall-price rule computes prices; leave this key out "
-                                        "or use Engine(..., shortfall_price='none')")
+            _check_rule_keys(job, i, ruled, priced)
             cache[jid] = (_job_number(job, "remaining_iterations", i, np.inf) if "remaining_iterations" in job
                           else np.inf,
                           _job_number(job, "done_iterations", i, 0.0) if "done_iterations" in job else 0.0,
@@ -833,6 +819,18 @@ class Engine:
 
 
 # ---------------------------------------------------------------------------------------------- helpers
+def _check_rule_keys(job: Mapping[str, Any], i: int, ruled: bool, priced: bool) -> None:
+    """Refuse a ``priority`` (``shortfall_price``) key in ``jobs[i]`` when the engine's rule computes it."""
+    if ruled and "priority" in job:
+        raise InvalidInputError(f"jobs[{i}].priority", clip(job["priority"]),
+                                "the engine's priority rule computes priorities; leave this key out "
+                                "or use Engine(..., priority='none')")
+    if priced and "shortfall_price" in job:
+        raise InvalidInputError(f"jobs[{i}].shortfall_price", clip(job["shortfall_price"]),
+                                "the engine's shortfall-price rule computes prices; leave this key out "
+                                "or use Engine(..., shortfall_price='none')")
+
+
 def _with_current(job: Mapping[str, Any], cur: Mapping[str, Any] | None) -> Mapping[str, Any]:
     """``job`` with its ``current`` placement ``cur`` (``None``: not running); ``job`` itself if it has it."""
     if not isinstance(job, Mapping) or job.get("current") == cur:

@@ -174,10 +174,12 @@ class KeptJobs:
                 fresh = []
             else:
                 new_arrived = self._validate_jobs(fresh[start:], "arrived")
-        for jid in new_arrived:
-            if jid in self._jobs and jid not in gone or list(new_arrived).count(jid) > 1:
-                k = [str(j.get("id")) for j in arrived].index(jid)
+        seen: set[str] = set()
+        for k, job in enumerate(arrived):  # validated above: each has a string id
+            jid = str(job.get("id"))
+            if jid in seen or (jid in self._jobs and jid not in gone):
                 raise InvalidInputError(f"arrived[{k}].id", jid, "duplicate job id")
+            seen.add(jid)
         jobs: dict[str, _Job] = {}
         for jid, kept_job in self._jobs.items():
             if jid in gone:
@@ -188,9 +190,8 @@ class KeptJobs:
                 jobs[jid] = self._placed(i, jobs[jid], cur)
         jobs.update(new_arrived)
         ids = tuple(jobs)
-        nowhere_before = self.nowhere
-        self.nowhere = [] if capacity is None else _cannot_run(list(jobs.values()), ids, capacity)
-        skip = {j for _, j in self.nowhere} | gone
+        nowhere = [] if capacity is None else _cannot_run(list(jobs.values()), ids, capacity)
+        skip = {j for _, j in nowhere} | gone
         stale = set(new_changed)  # pairs of a changed job are checked again
         pairs: dict[tuple[object, ...], _Pair] = {}
         recheck: list[tuple[int, Mapping[str, Any]]] = []
@@ -216,8 +217,7 @@ class KeptJobs:
         for p, pair in checked + self._validate_pairs(added, jobs):
             pairs[_pair_key(pair.doc, repeats) or ("event", p, len(pairs))] = pair
         self._staged = (jobs, pairs, len(new_changed) + len(new_arrived) + len(recheck) + len(added),
-                        len(placed or {}), self.nowhere)
-        self.nowhere = nowhere_before
+                        len(placed or {}), nowhere)
         return ids
 
     def accept(self) -> None:
@@ -284,7 +284,7 @@ class KeptJobs:
             tp = d.get("throughput")
             zero = isinstance(tp, dict) and bool(tp) and all(
                 isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0 for v in tp.values())
-            if zero:
+            if zero and isinstance(tp, dict):
                 d["throughput"] = {**tp, next(iter(tp)): 1.0}
             idle.append(zero)
             partners.append(cur.get("partner") if isinstance(cur, Mapping) else None)

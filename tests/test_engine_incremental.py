@@ -285,3 +285,16 @@ def test_a_job_with_every_throughput_zero_is_held_out_on_both_paths(incremental:
                       {"id": "z", "scale": 1, "throughput": {"V100": 0.0}}])
     assert alloc.job_ids == ("a",) and eng.held_out == ("z",)
     assert eng.commit() == {"a": 0.0, "z": 1.0}
+
+
+def test_an_event_refuses_two_arrivals_with_one_id() -> None:
+    gpus, pool, _ = _pool(12, 7)
+    eng = Engine(gpus)
+    eng.plan(pool[:8])
+    with pytest.raises(InvalidInputError) as err:
+        eng.event(seconds=30, arrived=[pool[8], dict(pool[9], id=pool[8]["id"])])
+    assert err.value.field == "arrived[1].id"
+    with pytest.raises(InvalidInputError) as err:
+        eng.event(seconds=30, arrived=[dict(pool[9], id=pool[0]["id"])])
+    assert err.value.field == "arrived[0].id"
+    assert eng.round_index == 0
