@@ -2,7 +2,7 @@
 
 The rule, its published inputs and its calibration are in ``fairshare/sim/catalog/modern.py`` and
 ``docs/catalog.md`` ("The modern catalog"). The file is a pure function of the measured catalog files
-(``catalog_gavel_simulation.json``, ``catalog_h200.json``) and the rule: ``tests/test_catalog_modern.py``
+(``catalog_gavel_simulation.json``, ``catalog_h200.json``) and the rule: ``tests/sim/catalog/test_catalog_modern.py``
 recomputes it and fails if the shipped file differs.
 
 Usage::

@@ -1,6 +1,6 @@
 """Writing what a scheduler applies: ``Binding`` and ``Eviction`` objects in a v1 ``List``.
 
-The objects are plain JSON, exactly the API server's schema (``tests/test_kube_objects.py`` reads them with the
+The objects are plain JSON, exactly the API server's schema (``tests/kube/test_kube_objects.py`` reads them with the
 official client's models and writes them back unchanged):
 
 - ``Binding`` (``v1``): ``metadata`` names the pod (and its ``uid`` when the snapshot had one, so that a pod

@@ -58,7 +58,7 @@ __all__ = ["DEADLINE_HIGHS_OPTIONS", "DEADLINE_MARGIN_SECONDS", "MILP_START_FACT
 DEADLINE_MARGIN_SECONDS = 0.25
 """The promise: :func:`~fairshare.allocate` in ``exact`` mode with ``time_limit=T`` returns within ``T`` plus this.
 
-``tests/test_reliability.py`` checks it; docs/reliability.md has the measured overruns.
+``tests/sim/test_reliability.py`` checks it; docs/reliability.md has the measured overruns.
 """
 
 MILP_START_FACTOR = 2.0

@@ -88,7 +88,7 @@ def solve_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *
 
     With ``lp_algorithm="auto"``, a simplex solve that fails is solved again by interior point: HiGHS's
     simplex can end with a wrong status on a valid round whose fair-share coefficients span many orders of
-    magnitude (found by tests/test_reliability.py: weights 1, 1e5 and 1e-5 with ``fairness_weight`` 1e-6 made
+    magnitude (found by tests/sim/test_reliability.py: weights 1, 1e5 and 1e-5 with ``fairness_weight`` 1e-6 made
     section 3's relaxation "Unbounded"; interior point solves it).
 
     With ``lp_algorithm="auto"`` a tightened LP of at least :data:`NO_CROSSOVER_MIN_COLUMNS` columns is solved

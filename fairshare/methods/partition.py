@@ -17,7 +17,7 @@ Splitting (:func:`split`)
     blocks of each size are dealt to the parts at random, the same number to each part (so each part gets its
     share of every gang size, and of each tree only the pieces cut at block ends). Dealing matched pairs as
     units instead (a greedy matching by gain) kept 0.76 of the candidates the whole round's LP uses at
-    4,096 jobs in 8 parts; the forest's blocks keep 0.93 (tests/test_partition.py). The GPUs of each type are
+    4,096 jobs in 8 parts; the forest's blocks keep 0.93 (tests/methods/test_partition.py). The GPUs of each type are
     dealt as evenly as possible, the remainder GPUs of a type going to randomly chosen parts. A part keeps the
     placement columns whose jobs all fell into it and which fit its GPUs. Its column values are the full
     round's: fair shares, normalised weights and needs are *not* recomputed for the part, so the merged

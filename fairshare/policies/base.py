@@ -17,7 +17,7 @@ carries, so runs are deterministic and a policy object can be reused across runs
 
 The peers that solve a time-share program (``gavel``, ``gavel-ss``, ``ftf``, ``max-throughput``, ``las``)
 also expose ``plan(state) -> TimeSharePlan``: the fractional optimum of their program, before ``place`` turns
-it into the round's integer placement, so that anyone can check it (``tests/test_gavel_reference.py`` checks
+it into the round's integer placement, so that anyone can check it (``tests/policies/test_gavel_reference.py`` checks
 it against the optima of Gavel's own code).
 
 Examples

@@ -3,7 +3,7 @@
 Sources: Mahajan et al., NSDI'20, "Themis: Fair and Efficient GPU Cluster Scheduling"; Narayanan et al.,
 OSDI'20, section 4.2 ("minimize maximum finish-time fairness"). By default the plan is the optimum of Gavel's
 own ``FinishTimeFairnessPolicyWithPerf`` at commit c4fa400 of github.com/stanford-futuredata/gavel, written
-here from its definition and checked against the optima of Gavel's code in ``tests/test_gavel_reference.py``.
+here from its definition and checked against the optima of Gavel's code in ``tests/policies/test_gavel_reference.py``.
 
 Finish-time fairness of job ``j`` under time shares ``X`` (Gavel's definition, the default):
 

@@ -5,7 +5,7 @@ Workloads", sections 3.1 (allocations as time fractions), 4.1 (max-min fairness)
 mechanism). By default the plan is the optimum of Gavel's own ``MaxMinFairnessPolicyWithPerf`` (with
 ``space_sharing=True``, ``MaxMinFairnessPolicyWithPacking``) at commit c4fa400 of
 github.com/stanford-futuredata/gavel, written here from its definition and checked against the optima of
-Gavel's code in ``tests/test_gavel_reference.py``.
+Gavel's code in ``tests/policies/test_gavel_reference.py``.
 
 Variables
     ``X_c in [0, 1]``: time fraction of the round that placement column ``c`` runs; the columns are every

@@ -3,7 +3,7 @@
 Source: Narayanan et al., OSDI'20 (the heterogeneity-agnostic least-attained-service / max-min baseline). The
 plan is an optimum of Gavel's own ``MaxMinFairnessPolicy`` at commit c4fa400 of
 github.com/stanford-futuredata/gavel, written here from its definition and checked against the optima of
-Gavel's code in ``tests/test_gavel_reference.py``. The Tiresias-style ordering that fairshare called ``las``
+Gavel's code in ``tests/policies/test_gavel_reference.py``. The Tiresias-style ordering that fairshare called ``las``
 before 0.2 is registered as ``las-tiresias`` (:mod:`fairshare.policies.las_tiresias`).
 
 Program (Gavel's)

@@ -4,7 +4,7 @@ Source: Gavel's "maximize total throughput" policy (Narayanan et al., OSDI'20, s
 plan is the optimum of Gavel's own ``ThroughputSumWithPerf`` (with ``space_sharing=True``, the default here:
 its packing class ``ThroughputNormalizedByCostSumWithPackingSLOs`` with no costs and no SLOs) at commit
 c4fa400 of github.com/stanford-futuredata/gavel, written here from its definition and checked against the
-optima of Gavel's code in ``tests/test_gavel_reference.py``.
+optima of Gavel's code in ``tests/policies/test_gavel_reference.py``.
 
 Variables
     ``X_c``: time fraction (plan) or 0/1 value (placement) of column ``c``: every alone column, and the

@@ -16,7 +16,7 @@ Two things HiGHS leaves to its caller are handled here:
 * **The thread pool.** HiGHS keeps one global thread pool per process, sized at first use; a solve that asks
   for another ``threads`` count must reset it, which breaks solves running in other Python threads.
   :func:`scheduler` lets solves that agree on the count run together and makes a solve that needs another
-  count wait until the running ones have ended (tests/test_reliability.py runs three threads with
+  count wait until the running ones have ended (tests/sim/test_reliability.py runs three threads with
   alternating counts).
 * **Forked processes.** HiGHS's pool threads do not survive ``fork``: a child that inherits a pool the parent
   had started (a ``ProcessPoolExecutor`` under Linux's default ``fork`` start method, after the parent solved

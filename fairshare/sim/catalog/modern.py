@@ -4,7 +4,7 @@ Measured data covers Gavel's K80/P100/V100 (26 job types) and one H200 (six work
 ``"modern"`` adds T4, A10, L4, A100-40GB, A100-80GB, H100 and H200 for Gavel's job types, the same types and
 V100 for the H200 workloads, and the two memory variants of the V100 (V100-16GB, V100-32GB). Every added
 figure is **derived** by the rule below and shipped in the catalog file ``catalog_modern_derived.json``
-(``kind: "derived"``), which :func:`derive_document` recomputes exactly (``tests/test_catalog_modern.py``).
+(``kind: "derived"``), which :func:`derive_document` recomputes exactly (``tests/sim/catalog/test_catalog_modern.py``).
 
 Rule ``modern-v1``
 ------------------

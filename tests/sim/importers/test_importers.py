@@ -17,7 +17,7 @@ from fairshare.sim.catalog import load_catalog
 from fairshare.sim.importers import GPU_ALIASES, CsvColumns, assign_model, import_trace
 from fairshare.sim.traces import format_trace, read_trace
 
-DATA = Path(__file__).resolve().parent / "data" / "traces"
+DATA = Path(__file__).resolve().parents[2] / "data" / "traces"
 PHILLY = sorted((DATA / "philly").iterdir())
 PAI = sorted((DATA / "pai2020").glob("*.csv"))
 OPENB = sorted((DATA / "openb2023").glob("*.csv"))

@@ -27,7 +27,7 @@ from fairshare.sim.catalog.modern import (
     summary_table,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 MODERN = ("T4", "A10", "L4", "A100-40GB", "A100-80GB", "H100", "H200")
 R50 = "ResNet-50 (batch size 64)"
 

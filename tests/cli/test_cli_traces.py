@@ -14,7 +14,7 @@ import pytest
 from fairshare.cli import main
 from fairshare.sim.traces import read_trace
 
-DATA = Path(__file__).resolve().parent / "data" / "traces"
+DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
 PAI = [str(p) for p in sorted((DATA / "pai2020").glob("*.csv"))]
 OPENB = [str(p) for p in sorted((DATA / "openb2023").glob("*.csv"))]
 PHILLY = [str(p) for p in sorted((DATA / "philly").iterdir())]

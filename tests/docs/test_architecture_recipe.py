@@ -12,7 +12,7 @@ from fairshare.policies import RoundState, get_policy, policy_names
 from fairshare.testing.random_rounds import random_round
 from fairshare.validators import allocation_violations
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 
 
 def _recipe_source() -> str:

@@ -17,7 +17,7 @@ from fairshare.errors import InvalidInputError
 from fairshare.sim.catalog import load_catalog
 from fairshare.sim.importers import CsvColumns, import_trace
 
-DATA = Path(__file__).resolve().parent / "data" / "traces"
+DATA = Path(__file__).resolve().parents[2] / "data" / "traces"
 GENERIC = DATA / "generic" / "my_cluster.csv"
 OPENB = sorted((DATA / "openb2023").glob("*.csv"))
 COLS = CsvColumns(arrival="submitted", gpus="gpus", duration="runtime_min", time_unit="min", gpu_type="gpu_model",

@@ -174,7 +174,7 @@ def test_cli_bad_snapshot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
 def test_docs_worked_example_is_the_commands_output() -> None:
     """docs/kubernetes.md shows the summary of the shipped snapshot's plan as the command prints it."""
-    text = (Path(__file__).parents[1] / "docs" / "kubernetes.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "kubernetes.md").read_text()
     block = text.split("$ fairshare kube plan tests/data/kube/cluster.json -o plan.json\n", 1)[1]
     shown = block.split("\n-> plan.json", 1)[0]
     assert shown == plan_snapshot(cluster()).summary()

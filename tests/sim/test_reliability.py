@@ -1,7 +1,7 @@
 """The promises of docs/reliability.md on the solve side: deadlines, the best placement at a deadline,
 concurrent solves, consistent and strict-JSON output at extreme magnitudes, and misuse of the result type.
 
-The command-line half (exit codes, messages, files) is in tests/test_cli_allocate_hostile.py.
+The command-line half (exit codes, messages, files) is in tests/cli/test_cli_allocate_hostile.py.
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ def test_optimal_is_reported_only_when_highs_proved_it(monkeypatch):
 
 
 def test_the_deadline_path_keeps_the_start_solution_regression_fixed():
-    # tests/test_allocate.py::test_exact_regression_start_solution under a time limit: fast's placement is
+    # tests/methods/test_allocate.py::test_exact_regression_start_solution under a time limit: fast's placement is
     # compared with HiGHS's, never given to HiGHS as a start (the true optimum is -133)
     doc = {"gpus": {"V100": 2, "P100": 3},
            "jobs": [{"id": "0", "scale": 1, "throughput": {"V100": 0.1, "P100": 0.2}},

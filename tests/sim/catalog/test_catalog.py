@@ -20,7 +20,7 @@ import fairshare.sim.catalog as catalog_pkg
 from fairshare.errors import InvalidInputError
 from fairshare.sim.catalog import CATALOG_FILES, DATA_DIR, Catalog, Source, load_catalog
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SHARED = ROOT.parent / "shared" / "data"
 GAVEL_GPUS = ("K80", "P100", "V100")
 R50 = "ResNet-50 (batch size 64)"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from _examples import load_example, read_csv, table_rows
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "tests" / "data" / "traces" / "generic" / "my_cluster.csv"
 CLUSTER, UNTIL = "T4=4", 12.0          # a small cluster: some of the sample's jobs queue for several rounds
 

@@ -14,7 +14,7 @@ import pytest
 from fairshare.cli import main
 from fairshare.cli.simulate import INCOMPLETE, RUN_FILES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIGURES = ("jct_cdf.png", "rho_cdf.png", "efficiency.png", "solver_time.png")
 
 

@@ -35,7 +35,7 @@ from fairshare.problem import RoundProblem
 from fairshare.testing.strategies import round_documents
 from fairshare.validators import allocation_violations
 
-DATA = Path(__file__).parent / "data" / "gavel_reference" / "rounds.json"
+DATA = Path(__file__).resolve().parents[1] / "data" / "gavel_reference" / "rounds.json"
 REFERENCE: dict[str, Any] = json.loads(DATA.read_text(encoding="utf-8"))
 ROUNDS: list[dict[str, Any]] = REFERENCE["rounds"]
 TOL: float = REFERENCE["tolerance"]["objective_rel"]

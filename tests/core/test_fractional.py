@@ -2,7 +2,7 @@
 mode, the output, the engine, traces, the importer rule, the simulator and every peer policy.
 
 The all-integer baseline (``tests/data/integer_rounds_baseline.json``) was written by :func:`baseline_record`
-running on fairshare at commit 5548fb2, before fractional requests existed (``python tests/test_fractional.py
+running on fairshare at commit 5548fb2, before fractional requests existed (``python tests/core/test_fractional.py
 > tests/data/integer_rounds_baseline.json`` with that version installed); the test recomputes it now.
 """
 
@@ -36,7 +36,7 @@ from fairshare.testing.random_rounds import random_round
 from fairshare.testing.strategies import round_documents
 from fairshare.validators import allocation_violations
 
-BASELINE = Path(__file__).parent / "data" / "integer_rounds_baseline.json"
+BASELINE = Path(__file__).resolve().parents[1] / "data" / "integer_rounds_baseline.json"
 FRACTIONAL_SCALES = (0.05, 0.1, 0.25, 0.3, 0.5, 0.7, 1, 2)
 
 

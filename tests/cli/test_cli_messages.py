@@ -8,7 +8,7 @@ import pytest
 
 from fairshare.cli import main
 
-TRACE = Path(__file__).resolve().parents[1] / "fairshare" / "data" / "default_trace.csv"
+TRACE = Path(__file__).resolve().parents[2] / "fairshare" / "data" / "default_trace.csv"
 
 
 def _err(capsys: pytest.CaptureFixture[str], *argv: str) -> str:

@@ -22,7 +22,7 @@ from fairshare.errors import InvalidInputError
 from fairshare.testing.random_rounds import random_round
 from fairshare.validators import allocation_violations
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # A split round whose parts polish (part-of-a-GPU requests) on a fork-started pool, after the parent has run
 # HiGHS (the sample LP that prices the GPUs): before the fix the children waited forever on HiGHS threads

@@ -10,7 +10,7 @@ import pytest
 from tests._examples import load_benchmark as load
 from tests._examples import table_rows as md_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_bench_round_quick(tmp_path) -> None:

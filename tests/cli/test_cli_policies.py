@@ -10,7 +10,7 @@ import pytest
 
 from fairshare.policies import get_policy, policy_names, policy_options
 
-CLI_DOC = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
+CLI_DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,8 @@ import pytest
 
 from fairshare import allocate
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "scheduler-integration.md"
-FORMATS = Path(__file__).resolve().parents[1] / "docs" / "json-formats.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "scheduler-integration.md"
+FORMATS = Path(__file__).resolve().parents[2] / "docs" / "json-formats.md"
 
 
 def _section() -> str:

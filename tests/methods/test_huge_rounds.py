@@ -79,7 +79,7 @@ def test_huge_rounds_benchmark_runs(tmp_path, monkeypatch) -> None:
     import importlib
     from pathlib import Path
 
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks"))
     bench = importlib.import_module("bench_huge_rounds")
     assert bench.main(["--sizes", "2048", "--variants", "whole", "split-2", "dask-2", "--out", str(tmp_path),
                        "--label", "this tree"]) == 0

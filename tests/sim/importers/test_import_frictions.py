@@ -20,7 +20,7 @@ from fairshare.sim.catalog import load_catalog
 from fairshare.sim.importers import CsvColumns, import_trace
 from fairshare.sim.importers.rule import common_gpu_types
 
-DATA = Path(__file__).resolve().parent / "data" / "traces"
+DATA = Path(__file__).resolve().parents[2] / "data" / "traces"
 GENERIC = DATA / "generic" / "my_cluster.csv"
 PHILLY = [DATA / "philly" / "cluster_job_log", DATA / "philly" / "cluster_machine_list"]
 OPENB = sorted((DATA / "openb2023").glob("*.csv"))

@@ -105,5 +105,5 @@ def test_cli_lists_shows_and_calibrates(capsys: pytest.CaptureFixture[str]) -> N
 def test_the_calibration_table_in_the_docs_is_the_computed_one(base: Catalog) -> None:
     from pathlib import Path
 
-    docs = (Path(__file__).resolve().parents[1] / "docs" / "catalog.md").read_text()
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "catalog.md").read_text()
     assert summary_table(calibration(base)) in docs

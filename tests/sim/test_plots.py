@@ -125,7 +125,7 @@ def test_invalid_job_record_rejected(tmp_path: Path) -> None:
 
 def test_import_does_not_load_matplotlib() -> None:
     code = "import sys, fairshare.sim.plots, fairshare.sim.metrics; assert 'matplotlib' not in sys.modules"
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[1])
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[2])
 
 
 def test_rho_cdf_has_a_log_axis_so_a_long_tail_does_not_squash_the_others() -> None:

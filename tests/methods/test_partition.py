@@ -142,7 +142,7 @@ def test_scale_and_profile_benchmark_run(tmp_path, monkeypatch) -> None:
     import importlib
     from pathlib import Path
 
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks"))
     bench = importlib.import_module("bench_round")
     assert bench.main(["--scale", "--scale-sizes", "600", "--partitions", "2", "--profile", "300",
                        "--out", str(tmp_path)]) == 0

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", ROOT / "CHANGELOG.md", ROOT / "benchmarks" / "README.md",
          *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "results").rglob("*.md"))]
 SCRIPT = re.compile(r"(?<![\w/.])(examples|benchmarks)([/.])([a-z_0-9]+)(?:\.py)?\b")
