@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--first ({args.first}) must be between 1 and --last ({args.last})")
     trace = generate_trace(args.jobs, jobs_per_hour=args.jobs_per_hour, seed=args.seed)
     with priced_rounds(args.first) as kept:
-        res = simulator.simulate(trace, args.cluster, "fairshare", max_rounds=args.last, progress=False,
+        res = simulator.simulate(trace, args.cluster, "fairshare", max_rounds=args.last, show_progress=False,
                                  policy_options=policy_settings(
                                      "fairshare", {"options": {"polish": False, "warm_start": True}}, args.current),
                                  **sim_settings(args.current))

@@ -64,7 +64,7 @@ def fast_timings() -> Iterator[list[tuple[float, float, float]]]:
         fast_method.round_relaxation = original
 
 
-def run_variant(trace: Any, cluster: str, name: str, rounds: int, progress: bool = False,
+def run_variant(trace: Any, cluster: str, name: str, rounds: int, show_progress: bool = False,
                 current: bool = False) -> dict[str, Any]:
     """Replay ``rounds`` rounds (0: the whole trace) with the variant's options; wall time and its split.
 
@@ -74,7 +74,7 @@ def run_variant(trace: Any, cluster: str, name: str, rounds: int, progress: bool
         t = time.perf_counter()
         res = simulate(trace, cluster, "fairshare",
                        policy_options=policy_settings("fairshare", {"options": dict(VARIANTS[name])}, current),
-                       max_rounds=rounds or None, progress=progress, **sim_settings(current))
+                       max_rounds=rounds or None, show_progress=show_progress, **sim_settings(current))
         wall = time.perf_counter() - t
     policy = np.array([r.solver_seconds for r in res.rounds])
     active = np.array([r.active_jobs for r in res.rounds])

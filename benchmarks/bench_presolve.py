@@ -94,7 +94,7 @@ def window(jobs: int, jph: float, first: int, last: int, repeats: int, current: 
     trace = generate_trace(jobs, jobs_per_hour=jph, seed=0)
     t = time.perf_counter()
     with small_rounds(first) as kept:
-        res = simulate(trace, CLUSTER, "fairshare", max_rounds=last, progress=False,
+        res = simulate(trace, CLUSTER, "fairshare", max_rounds=last, show_progress=False,
                        policy_options=policy_settings(
                            "fairshare", {"options": {"polish": False, "warm_start": True}}, current),
                        **sim_settings(current))

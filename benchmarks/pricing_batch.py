@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         for batch in args.batches:
             warm_method.PRICING_BATCH = batch or 2**62  # 0: no cap
             t = time.perf_counter()
-            res = simulate(trace, args.cluster, "fairshare", max_rounds=args.rounds, progress=False,
+            res = simulate(trace, args.cluster, "fairshare", max_rounds=args.rounds, show_progress=False,
                            policy_options=policy_settings(
                                "fairshare", {"options": {"polish": False, "warm_start": True}}, args.current),
                            **sim_settings(args.current))

@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     with timed_parts(args.first) as seconds, pricing_runs(seconds) as runs:
         res = simulator.simulate(trace, args.cluster, "fairshare",
                                  policy_options=policy_settings("fairshare", {"options": options}, args.current),
-                                 max_rounds=args.last, progress=False, **sim_settings(args.current))
+                                 max_rounds=args.last, show_progress=False, **sim_settings(args.current))
     if "start" not in seconds:
         print(f"[round_parts] the run ended after {len(res.rounds)} rounds, before round {args.first}",
               file=sys.stderr)

@@ -153,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 runs.append((tname, slabel, pol, spec))
     log(f"fairness_real_traces: {len(runs)} simulations on {args.workers} workers")
     t0 = time.perf_counter()
-    results = run_sweep([r[-1] for r in runs], max_workers=args.workers, progress=True)
+    results = run_sweep([r[-1] for r in runs], max_workers=args.workers, show_progress=True)
     wall = time.perf_counter() - t0
     log(f"done in {wall:.0f} s")
     table: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}

@@ -146,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{list(args.loads)} jobs/h, seeds {list(args.seeds)}, rounds {args.round_length:g} s "
         f"(max {args.max_rounds}), measured on {measured}, {args.workers} workers")
     t0 = time.perf_counter()
-    results = run_sweep([r[-1] for r in runs], max_workers=args.workers, progress=True)
+    results = run_sweep([r[-1] for r in runs], max_workers=args.workers, show_progress=True)
     log(f"sweep done in {time.perf_counter() - t0:.0f} s")
 
     metrics: dict[tuple[float, str], dict[int, Any]] = defaultdict(dict)

@@ -151,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"main_comparison: {len(runs)} simulations, {args.num_jobs} jobs/trace, loads {list(args.loads)} jobs/h, "
         f"seeds {list(args.seeds)}, rounds {args.round_length:g} s (max {args.max_rounds}), {args.workers} workers")
     t0 = time.perf_counter()
-    results = run_sweep([r[-1] for r in runs], max_workers=args.workers, progress=True)
+    results = run_sweep([r[-1] for r in runs], max_workers=args.workers, show_progress=True)
     wall = time.perf_counter() - t0
     log(f"sweep done in {wall:.0f} s")
 

@@ -102,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs = build(args)
     print(f"[priority_rules] {len(runs)} simulations on {args.workers} workers", flush=True)
     t0 = time.perf_counter()
-    results = run_sweep([r[-1] for r in runs], max_workers=args.workers, progress=True)
+    results = run_sweep([r[-1] for r in runs], max_workers=args.workers, show_progress=True)
     by_key: dict[tuple[str, str, float, float], list[dict[str, float]]] = defaultdict(list)
     for (key, _seed, _spec), res in zip(runs, results):
         by_key[key].append(_row(compute_metrics(res.jobs, res.rounds)))

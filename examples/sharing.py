@@ -316,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                f"{v.label}/s{seed}", (CATALOG,))))
         log(f"sharing: {len(specs)} simulations on {a.workers} worker(s)")
         if a.workers > 1:
-            results = run_sweep([s for *_, s in specs], max_workers=a.workers, progress=True)
+            results = run_sweep([s for *_, s in specs], max_workers=a.workers, show_progress=True)
         else:
             results = []
             for *_, s in specs:

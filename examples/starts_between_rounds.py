@@ -93,7 +93,7 @@ def run(kind: str, starts: str, cluster: str, rate: float, seed: int, args: argp
     tr = make_trace(kind, args.jobs, rate, seed, args.work_scale, cluster)
     cfg = SimConfig(**{**sim_settings(args.current), "starts": starts})  # release 0.2's other settings
     t0 = time.process_time()
-    res = simulate(tr, cluster, args.policy, config=cfg, record_holds=True, progress=False,
+    res = simulate(tr, cluster, args.policy, config=cfg, record_holds=True, show_progress=False,
                    policy_options=policy_settings(args.policy, {}, args.current))
     cpu = time.process_time() - t0
     classes = {"all": compute_metrics(res.jobs, res.rounds),

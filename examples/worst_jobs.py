@@ -187,7 +187,7 @@ def run(seed: int, args: argparse.Namespace) -> list[dict[str, Any]]:
     given, _ = policy_settings(args)
     rec = Recorder(get_policy("fairshare", **given))
     cfg = sim_config(args)
-    res = simulate(trace, args.cluster, rec, config=cfg, catalog=catalog, progress=False, record_holds=True)
+    res = simulate(trace, args.cluster, rec, config=cfg, catalog=catalog, show_progress=False, record_holds=True)
     first = first_starts(res.holds)
     rows = []
     for job in res.jobs:

@@ -71,7 +71,7 @@ from fairshare.fair_share import fair_share, next_deficit
 from fairshare.kept_jobs import KeptJobs
 from fairshare.methods.kept import KeptLP
 from fairshare.methods.warm import WarmStart
-from fairshare.priority import JobState, NoPriority, PriorityRule, priority_rule
+from fairshare.priority import JobHistory, NoPriority, PriorityRule, priority_rule
 from fairshare.problem import MAX_VALUE, RoundProblem
 from fairshare.running import DEFAULT_ROUND_SECONDS, MAX_SECONDS
 from fairshare.shortfall_price import NoPrice, ShortfallPriceRule, price_rule
@@ -381,10 +381,11 @@ class Engine:
         problem = RoundProblem.from_dict(round_doc)
         if not (ruled or priced):
             return problem
-        state = JobState(remaining_iterations=remaining, done_iterations=done, age=age)
+        history = JobHistory(remaining_iterations=remaining, done_iterations=done, age=age)
         return problem.with_prices(
-            priority=self._priority.priorities(problem, state) if ruled else None,
-            shortfall_price=self._price.prices(problem, state, fair_share(problem).throughput) if priced else None)
+            priority=self._priority.priorities(problem, history) if ruled else None,
+            shortfall_price=(self._price.prices(problem, history, fair_share(problem).fair_throughput)
+                             if priced else None))
 
     def plan(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]] = (), *,
              round_seconds: float | None = None) -> Allocation:
@@ -512,10 +513,11 @@ class Engine:
                                           self._fairness_weight, length)
         if not (ruled or priced):
             return problem
-        state = JobState(remaining_iterations=remaining, done_iterations=done, age=age)
+        history = JobHistory(remaining_iterations=remaining, done_iterations=done, age=age)
         return problem.with_prices(
-            priority=self._priority.priorities(problem, state) if ruled else None,
-            shortfall_price=self._price.prices(problem, state, fair_share(problem).throughput) if priced else None)
+            priority=self._priority.priorities(problem, history) if ruled else None,
+            shortfall_price=(self._price.prices(problem, history, fair_share(problem).fair_throughput)
+                             if priced else None))
 
     def commit(self, allocation: Allocation | None = None, *, progress: Mapping[str, float] | None = None,
                seconds: float | None = None) -> dict[str, float]:

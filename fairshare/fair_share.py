@@ -43,18 +43,18 @@ class FairShare:
         ``e_j`` in GPUs.
     theta : float
         Water level (``inf`` when every gang fits).
-    allocation : array (N, G)
-        ``xfair[j, g]``, time fractions of the gang on type ``g``.
-    throughput : array (N,)
-        ``Tfair_j``.
+    shares : array (N, G)
+        The fair allocation ``xfair[j, g]``: time fractions of the gang on type ``g``.
+    fair_throughput : array (N,)
+        ``Tfair_j``, the throughput each job gets from its fair shares (the unit of progress).
     usable_types : array of bool (G,)
         ``G'``: types on which at least one job can run.
     """
 
     entitlement: np.ndarray
     theta: float
-    allocation: np.ndarray
-    throughput: np.ndarray
+    shares: np.ndarray
+    fair_throughput: np.ndarray
     usable_types: np.ndarray
 
 
@@ -114,12 +114,12 @@ def fair_share(problem: RoundProblem) -> FairShare:
     ...     {"id": "y", "scale": 1, "throughput": {"A": 4.0}},
     ...     {"id": "z", "scale": 1, "throughput": {"A": 4.0}}]})
     >>> fs = fair_share(p)
-    >>> fs.entitlement.round(4).tolist(), fs.throughput.round(4).tolist()
+    >>> fs.entitlement.round(4).tolist(), fs.fair_throughput.round(4).tolist()
     ([0.6667, 0.6667, 0.6667], [1.0, 1.3333, 1.3333])
     """
     fs = fair_share_of(problem.scale, problem.weight, problem.throughput, problem.capacity)
-    if (fs.throughput <= 0).any():
-        j = int(np.argmax(fs.throughput <= 0))
+    if (fs.fair_throughput <= 0).any():
+        j = int(np.argmax(fs.fair_throughput <= 0))
         raise InvalidInputError(f"jobs[{j}]", problem.job_ids[j], "fair throughput is 0: the job can run nowhere")
     return fs
 
@@ -147,14 +147,15 @@ def fair_share_of(scale: np.ndarray, weight: np.ndarray, throughput: np.ndarray,
     c_prime = float(cap[usable].sum())
     if len(scale) == 0:
         z = np.zeros(0)
-        return FairShare(z, float("inf"), np.zeros((0, len(cap))), z, usable)
+        return FairShare(entitlement=z, theta=float("inf"), shares=np.zeros((0, len(cap))), fair_throughput=z,
+                         usable_types=usable)
     e, theta = water_fill(scale, weight, c_prime)
     frac = np.where(usable, cap / c_prime, 0.0)
     xfair = (e / scale)[:, None] * frac[None, :]
     tfair = (np.where(runnable, throughput, 0.0) * xfair).sum(axis=1)
     for a in (e, xfair, tfair):
         a.setflags(write=False)
-    return FairShare(e, theta, xfair, tfair, usable)
+    return FairShare(entitlement=e, theta=theta, shares=xfair, fair_throughput=tfair, usable_types=usable)
 
 
 def next_deficit(deficit: np.ndarray, epsilon: float, progress: np.ndarray) -> np.ndarray:

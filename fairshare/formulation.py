@@ -133,9 +133,9 @@ class Evaluation:
 
     Attributes
     ----------
-    tau, rho, sigma, next_deficit : arrays (N,)
-        Per job: throughput ``tau_j``, progress ``rho_j = tau_j / Tfair_j``, shortfall
-        ``sigma_j = max(0, need_j - rho_j)`` and the deficit carried into the next round.
+    throughput, progress, job_shortfall, next_deficit : arrays (N,)
+        Per job: throughput ``tau_j``, progress ``rho_j = tau_j / Tfair_j`` (in units of the fair
+        throughput), shortfall ``sigma_j = max(0, need_j - rho_j)`` and the deficit carried into the next round.
     efficiency : float
         ``E = sum_j s_j tau_j / Tmax_j``, best-GPU equivalents of work (plain, whatever the priorities).
     shortfall : float
@@ -148,9 +148,9 @@ class Evaluation:
         ``S_f = sum_j w_j f_j sigma_j`` (equal to ``shortfall`` when every shortfall price is 1).
     """
 
-    tau: np.ndarray
-    rho: np.ndarray
-    sigma: np.ndarray
+    throughput: np.ndarray
+    progress: np.ndarray
+    job_shortfall: np.ndarray
     next_deficit: np.ndarray
     efficiency: float
     shortfall: float
@@ -249,7 +249,7 @@ class RoundModel:
         """Per-job throughput, progress, shortfall and next deficit, and E, S and the objective of ``x``."""
         p = self.problem
         tau = self.job_throughput(x)
-        rho = tau / self.fair.throughput
+        rho = tau / self.fair.fair_throughput
         sigma = np.maximum(0.0, self.need - rho)
         with np.errstate(invalid="ignore", divide="ignore"):
             work = p.scale * tau / self.tmax
@@ -257,8 +257,9 @@ class RoundModel:
             e_pi = float((p.priority * work).sum()) if p.num_jobs else 0.0
         s = float((self.weight * sigma).sum())
         s_f = float((self.price * sigma).sum())
-        return Evaluation(tau=tau, rho=rho, sigma=sigma, next_deficit=next_deficit(p.deficit, p.epsilon, rho),
-                          efficiency=e, shortfall=s, objective=e_pi - p.fairness_weight * s_f,
+        return Evaluation(throughput=tau, progress=rho, job_shortfall=sigma,
+                          next_deficit=next_deficit(p.deficit, p.epsilon, rho), efficiency=e, shortfall=s,
+                          objective=e_pi - p.fairness_weight * s_f,
                           prioritized_efficiency=e_pi, priced_shortfall=s_f)
 
     @property
@@ -426,7 +427,7 @@ def build_model(problem: RoundProblem) -> RoundModel:
     lam = problem.fairness_weight
     pair = c.is_pair
     jb = np.where(pair, c.job_b, 0)
-    tfair = fs.throughput
+    tfair = fs.fair_throughput
     rho_a = c.tput_a / tfair[c.job_a] if n else np.zeros(0)
     rho_b = np.where(pair, c.tput_b / tfair[jb], 0.0) if n else np.zeros(0)
     parts = None

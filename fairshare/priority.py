@@ -2,7 +2,8 @@
 
 Fairness fixes each job's floor; the efficiency term, weighted by per-job priorities ``pi_j``, decides who gets
 what fairness leaves over. The round problem takes priorities as given (default 1). A *rule* computes them every
-round from each job's state; the :class:`~fairshare.Engine` and the ``fairshare`` policy apply one.
+round from each job's history (:class:`JobHistory`); the :class:`~fairshare.Engine` and the ``fairshare`` policy
+apply one.
 
 Rules
 -----
@@ -18,7 +19,7 @@ Rules
     if it runs at its fair throughput from now on, over the time it would take at that throughput alone (Themis'
     finish-time fairness, projected). ``pi_j = clip((rho_j / median_k rho_k) ** exponent, lo, hi)``: jobs already
     behind their fair finish time get more of the spare capacity. Jobs with unknown work get 1.
-A callable ``rule(problem, state) -> array`` is a rule of the user's own.
+A callable ``rule(problem, history) -> array`` is a rule of the user's own.
 
 Examples
 --------
@@ -27,8 +28,8 @@ Examples
 >>> p = RoundProblem.from_dict({"gpus": {"A": 2}, "jobs": [
 ...     {"id": "short", "scale": 1, "throughput": {"A": 1.0}},
 ...     {"id": "long", "scale": 1, "throughput": {"A": 1.0}}]})
->>> state = JobState(remaining_iterations=np.array([100.0, 400.0]))
->>> Remaining().priorities(p, state).tolist()   # median 250 s: 2.5 for the short job, 0.625 for the long one
+>>> history = JobHistory(remaining_iterations=np.array([100.0, 400.0]))
+>>> Remaining().priorities(p, history).tolist()   # median 250 s: 2.5 for the short job, 0.625 for the long one
 [2.5, 0.625]
 """
 
@@ -46,13 +47,13 @@ from fairshare.errors import InvalidInputError
 from fairshare.fair_share import fair_share
 from fairshare.problem import RoundProblem
 
-__all__ = ["RULES", "FinishTime", "JobState", "NoPriority", "PriorityRule", "Remaining", "priority_rule",
+__all__ = ["RULES", "FinishTime", "JobHistory", "NoPriority", "PriorityRule", "Remaining", "priority_rule",
            "rule_from_options"]
 
 
 @dataclass(frozen=True, slots=True)
-class JobState:
-    """What a priority rule may know of each job of the round, in the round's job order.
+class JobHistory:
+    """What a priority or shortfall-price rule may know of each job of the round, in the round's job order.
 
     Attributes
     ----------
@@ -68,8 +69,8 @@ class JobState:
     done_iterations: np.ndarray = field(default_factory=lambda: np.zeros(0))
     age: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
-    def checked(self, n: int) -> JobState:
-        """The state with defaults filled in for ``n`` jobs, validated (naming the field on error)."""
+    def checked(self, n: int) -> JobHistory:
+        """The history with defaults filled in for ``n`` jobs, validated (naming the field on error)."""
         rem = np.asarray(self.remaining_iterations, dtype=np.float64)
         check_shape(rem, (n,), "remaining_iterations")
         finite_or_0 = np.where(np.isposinf(rem) | np.isnan(rem), 0.0, rem)  # inf and nan mean "unknown"
@@ -80,14 +81,14 @@ class JobState:
         check_shape(age, (n,), "age")
         check_array(done, done >= 0, "done_iterations", "must be finite and >= 0")
         check_array(age, age >= 0, "age", "must be finite and >= 0")
-        return JobState(np.where(np.isnan(rem), np.inf, rem), done, age)
+        return JobHistory(np.where(np.isnan(rem), np.inf, rem), done, age)
 
 
 @runtime_checkable
 class PriorityRule(Protocol):
-    """A rule: ``priorities(problem, state)`` returns ``pi`` (N,), finite and >= 0."""
+    """A rule: ``priorities(problem, history)`` returns ``pi`` (N,), finite and >= 0."""
 
-    def priorities(self, problem: RoundProblem, state: JobState) -> np.ndarray:
+    def priorities(self, problem: RoundProblem, history: JobHistory) -> np.ndarray:
         """The priorities of the round's jobs."""
         ...
 
@@ -121,7 +122,7 @@ def _relative(values: np.ndarray, known: np.ndarray, exponent: float, clip: tupl
 class NoPriority:
     """``pi_j = 1`` for every job."""
 
-    def priorities(self, problem: RoundProblem, state: JobState) -> np.ndarray:
+    def priorities(self, problem: RoundProblem, history: JobHistory) -> np.ndarray:
         """All ones."""
         return np.ones(problem.num_jobs)
 
@@ -142,9 +143,9 @@ class _Relative:
 class Remaining(_Relative):
     """Shortest remaining work first (see the module documentation)."""
 
-    def priorities(self, problem: RoundProblem, state: JobState) -> np.ndarray:
+    def priorities(self, problem: RoundProblem, history: JobHistory) -> np.ndarray:
         """``clip((median R / R_j) ** exponent)`` with ``R_j`` the best-GPU seconds left."""
-        s = state.checked(problem.num_jobs)
+        s = history.checked(problem.num_jobs)
         tmax = (row_max(np.where(problem.runnable, problem.throughput, 0.0)) if problem.num_jobs
                 else np.zeros(0))
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -156,12 +157,12 @@ class Remaining(_Relative):
 class FinishTime(_Relative):
     """Jobs heading for the worst projected finish-time fairness first (see the module documentation)."""
 
-    def priorities(self, problem: RoundProblem, state: JobState) -> np.ndarray:
+    def priorities(self, problem: RoundProblem, history: JobHistory) -> np.ndarray:
         """``clip((rho_j / median rho) ** exponent)`` with ``rho_j`` the projected finish-time ratio."""
-        s = state.checked(problem.num_jobs)
+        s = history.checked(problem.num_jobs)
         if problem.num_jobs == 0:
             return np.ones(0)
-        tfair = fair_share(problem).throughput
+        tfair = fair_share(problem).fair_throughput
         total = (s.done_iterations + s.remaining_iterations) / tfair
         with np.errstate(divide="ignore", invalid="ignore"):
             rho = (s.age + s.remaining_iterations / tfair) / total
@@ -175,23 +176,23 @@ RULES: dict[str, Callable[..., PriorityRule]] = {"none": NoPriority, "remaining"
 
 @dataclass(frozen=True, slots=True)
 class _Callable:
-    fn: Callable[[RoundProblem, JobState], Any]
+    fn: Callable[[RoundProblem, JobHistory], Any]
 
-    def priorities(self, problem: RoundProblem, state: JobState) -> np.ndarray:
-        pi = np.asarray(self.fn(problem, state), dtype=np.float64)
+    def priorities(self, problem: RoundProblem, history: JobHistory) -> np.ndarray:
+        pi = np.asarray(self.fn(problem, history), dtype=np.float64)
         check_shape(pi, (problem.num_jobs,), "priority")
         check_array(pi, pi >= 0, "priority", "a priority rule must return finite values >= 0")
         return pi
 
 
-def priority_rule(rule: str | PriorityRule | Callable[[RoundProblem, JobState], Any] | None = None,
+def priority_rule(rule: str | PriorityRule | Callable[[RoundProblem, JobHistory], Any] | None = None,
                   **params: Any) -> PriorityRule:
     """A priority rule from a name (``"none"``, ``"remaining"``, ``"finish-time"``), a rule or a callable.
 
     Parameters
     ----------
     rule : str, rule object or callable, optional
-        ``None`` is ``"none"``. A callable ``rule(problem, state)`` returns the priorities (N,).
+        ``None`` is ``"none"``. A callable ``rule(problem, history)`` returns the priorities (N,).
     **params
         Keywords of a named rule (``exponent``, ``clip``).
 

@@ -3,7 +3,7 @@
 The round problem prices a job's shortfall at ``lambda * w_j * f_j`` per unit of one round's fair progress and
 takes ``f_j`` as given (default 1). A round of delay costs a short job a large part of its fair finish time
 and a long job a small part, and finish-time fairness (``rho_j = JCT_j / ideal_j``) weighs a delay by
-``1 / ideal_j``. A *rule* computes the prices every round from the jobs' state; the :class:`~fairshare.Engine`
+``1 / ideal_j``. A *rule* computes the prices every round from the jobs' history; the :class:`~fairshare.Engine`
 and the ``fairshare`` policy apply one.
 
 Rules
@@ -16,18 +16,18 @@ Rules
     remaining ones) and ``ideal_gm`` the geometric mean of ``ideal`` over the round's jobs whose work is known
     (jobs of unknown work get 1). Normalising by the geometric mean keeps the prices' scale against
     ``lambda`` and the efficiency term whatever the round length and the jobs' sizes.
-A callable ``rule(problem, state, fair_throughput) -> array`` is a rule of the user's own.
+A callable ``rule(problem, history, fair_throughput) -> array`` is a rule of the user's own.
 
 Examples
 --------
 >>> import numpy as np
 >>> from fairshare import RoundProblem
->>> from fairshare.priority import JobState, named_rule
+>>> from fairshare.priority import JobHistory, named_rule
 >>> p = RoundProblem.from_dict({"gpus": {"A": 2}, "jobs": [
 ...     {"id": "short", "scale": 1, "throughput": {"A": 1.0}},
 ...     {"id": "long", "scale": 1, "throughput": {"A": 1.0}}]})
->>> state = JobState(remaining_iterations=np.array([100.0, 400.0]))
->>> FinishTimePrice().prices(p, state, np.ones(2)).round(6).tolist()   # ideal 100 s and 400 s: mean 200 s
+>>> history = JobHistory(remaining_iterations=np.array([100.0, 400.0]))
+>>> FinishTimePrice().prices(p, history, np.ones(2)).round(6).tolist()   # ideal 100 s and 400 s: mean 200 s
 [2.0, 0.5]
 """
 
@@ -41,7 +41,7 @@ import numpy as np
 
 from fairshare._validate import check_array, check_shape, is_real
 from fairshare.errors import InvalidInputError
-from fairshare.priority import JobState, named_rule
+from fairshare.priority import JobHistory, named_rule
 from fairshare.problem import MAX_VALUE, RoundProblem
 
 __all__ = ["PRICE_RULES", "FinishTimePrice", "NoPrice", "ShortfallPriceRule", "price_rule",
@@ -50,9 +50,9 @@ __all__ = ["PRICE_RULES", "FinishTimePrice", "NoPrice", "ShortfallPriceRule", "p
 
 @runtime_checkable
 class ShortfallPriceRule(Protocol):
-    """A rule: ``prices(problem, state, fair_throughput)`` returns ``f`` (N,), finite and > 0."""
+    """A rule: ``prices(problem, history, fair_throughput)`` returns ``f`` (N,), finite and > 0."""
 
-    def prices(self, problem: RoundProblem, state: JobState, fair_throughput: np.ndarray) -> np.ndarray:
+    def prices(self, problem: RoundProblem, history: JobHistory, fair_throughput: np.ndarray) -> np.ndarray:
         """The shortfall prices of the round's jobs (``fair_throughput``: ``Tfair_j``, spec section 2)."""
         ...
 
@@ -61,7 +61,7 @@ class ShortfallPriceRule(Protocol):
 class NoPrice:
     """``f_j = 1`` for every job."""
 
-    def prices(self, problem: RoundProblem, state: JobState, fair_throughput: np.ndarray) -> np.ndarray:
+    def prices(self, problem: RoundProblem, history: JobHistory, fair_throughput: np.ndarray) -> np.ndarray:
         """All ones."""
         return np.ones(problem.num_jobs)
 
@@ -96,10 +96,10 @@ class FinishTimePrice:
         object.__setattr__(self, "exponent", float(self.exponent))
         object.__setattr__(self, "clip", (float(lo), float(hi)))  # type: ignore[arg-type]
 
-    def prices(self, problem: RoundProblem, state: JobState, fair_throughput: np.ndarray) -> np.ndarray:
+    def prices(self, problem: RoundProblem, history: JobHistory, fair_throughput: np.ndarray) -> np.ndarray:
         """``clip((ideal_gm / ideal_j) ** exponent)`` over the jobs whose work is known; 1 elsewhere."""
         n = problem.num_jobs
-        s = state.checked(n)
+        s = history.checked(n)
         tfair = np.asarray(fair_throughput, dtype=np.float64)
         check_shape(tfair, (n,), "fair_throughput")
         work = s.remaining_iterations if self.basis == "remaining" else s.done_iterations + s.remaining_iterations
@@ -119,10 +119,10 @@ PRICE_RULES: dict[str, Callable[..., ShortfallPriceRule]] = {"none": NoPrice, "f
 
 @dataclass(frozen=True, slots=True)
 class _Callable:
-    fn: Callable[[RoundProblem, JobState, np.ndarray], Any]
+    fn: Callable[[RoundProblem, JobHistory, np.ndarray], Any]
 
-    def prices(self, problem: RoundProblem, state: JobState, fair_throughput: np.ndarray) -> np.ndarray:
-        f = np.asarray(self.fn(problem, state, fair_throughput), dtype=np.float64)
+    def prices(self, problem: RoundProblem, history: JobHistory, fair_throughput: np.ndarray) -> np.ndarray:
+        f = np.asarray(self.fn(problem, history, fair_throughput), dtype=np.float64)
         check_shape(f, (problem.num_jobs,), "shortfall_price")
         check_array(f, f > 0, "shortfall_price", "a shortfall-price rule must return finite values > 0")
         return f
@@ -135,7 +135,7 @@ def price_rule(rule: str | ShortfallPriceRule | Callable[..., Any] | None = None
     Parameters
     ----------
     rule : str, rule object or callable, optional
-        ``None`` is ``"none"``. A callable ``rule(problem, state, fair_throughput)`` returns the prices (N,).
+        ``None`` is ``"none"``. A callable ``rule(problem, history, fair_throughput)`` returns the prices (N,).
     **params
         Keywords of a named rule (``exponent``, ``clip``, ``basis``).
 

@@ -195,7 +195,7 @@ def _run(args: Namespace, policies: list[str]) -> int:
         _check_policy_options(name, opts, label)
         sim = {"round_length": args.round_length, "epsilon": args.epsilon, "restart_overhead": args.restart_overhead,
                "max_pairs_per_job": args.max_pairs, "colocation": not args.no_colocation,
-               "progress": None if len(policies) == 1 else False, "max_rounds": args.max_rounds,
+               "show_progress": None if len(policies) == 1 else False, "max_rounds": args.max_rounds,
                "until": None if args.until is None else args.until * 3600.0, "starts": args.starts,
                **({} if args.event_spacing is None else {"event_spacing": args.event_spacing}),
                **({"wait_is_owed": False} if args.no_owed_wait else {})}

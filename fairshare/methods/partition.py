@@ -310,8 +310,8 @@ def _sub_model(model: RoundModel, jobs: np.ndarray, cols: np.ndarray, local: np.
     columns = Columns(gpu=c.gpu[cols], size=c.size[cols], job_a=local[c.job_a[cols]],
                       job_b=np.where(jb >= 0, local[np.maximum(jb, 0)], -1), tput_a=c.tput_a[cols],
                       tput_b=c.tput_b[cols], num_alone=int(is_alone.sum()))
-    fair = FairShare(entitlement=fs.entitlement[jobs], theta=fs.theta, allocation=fs.allocation[jobs],
-                     throughput=fs.throughput[jobs], usable_types=fs.usable_types)
+    fair = FairShare(entitlement=fs.entitlement[jobs], theta=fs.theta, shares=fs.shares[jobs],
+                     fair_throughput=fs.fair_throughput[jobs], usable_types=fs.usable_types)
     w, need = model.weight[jobs], model.need[jobs]
     return RoundModel(problem=sub, fair=fair, columns=columns, tmax=model.tmax[jobs], weight=w, need=need,
                       eff=model.eff[cols], rho_a=model.rho_a[cols], rho_b=model.rho_b[cols], value=model.value[cols],

@@ -31,7 +31,7 @@ from fairshare.fair_share import fair_share
 from fairshare.formulation import RoundModel, build_model
 from fairshare.methods.warm import WarmCache
 from fairshare.policies.base import Placed, Policy, RoundState, _check_placement, register
-from fairshare.priority import JobState, NoPriority, PriorityRule, rule_from_options
+from fairshare.priority import JobHistory, NoPriority, PriorityRule, rule_from_options
 from fairshare.problem import RoundProblem
 from fairshare.shortfall_price import NoPrice, ShortfallPriceRule, price_rule_from_options
 
@@ -149,13 +149,13 @@ class FairsharePolicy(Policy):
             problem, model = problem.replace(epsilon=self.epsilon), None
         priced = not isinstance(self._price_rule, NoPrice)
         if priced or not isinstance(self._rule, NoPriority):
-            jobs = JobState(remaining_iterations=state.remaining_iterations, done_iterations=state.done_iterations,
-                            age=np.maximum(0.0, state.time - state.arrival))
-            priority = None if isinstance(self._rule, NoPriority) else self._rule.priorities(problem, jobs)
+            history = JobHistory(remaining_iterations=state.remaining_iterations, done_iterations=state.done_iterations,
+                               age=np.maximum(0.0, state.time - state.arrival))
+            priority = None if isinstance(self._rule, NoPriority) else self._rule.priorities(problem, history)
             price = None
             if priced:
-                tfair = model.fair.throughput if model is not None else fair_share(problem).throughput
-                price = self._price_rule.prices(problem, jobs, tfair)
+                tfair = model.fair.fair_throughput if model is not None else fair_share(problem).fair_throughput
+                price = self._price_rule.prices(problem, history, tfair)
             if model is not None:
                 model = model.with_prices(priority=priority, shortfall_price=price)
                 problem = model.problem

@@ -20,7 +20,7 @@ enter. With no history (``t_j = done_j = 0``) ``rho_j = iso_j / tau_j``.
 Options that depart from Gavel (fairshare's earlier adaptation: ``normalization="water-filled",
 history="elapsed"``)
     ``normalization="water-filled"`` measures against the water-filled fair throughput ``Tfair_j``
-    (``model.fair.throughput``) instead of ``iso_j``; ``history="elapsed"`` counts the past as the elapsed
+    (``model.fair.fair_throughput``) instead of ``iso_j``; ``history="elapsed"`` counts the past as the elapsed
     time ``t_j`` instead of ``done_j / iso_j``, so that ``rho_j = (t_j + R_j / tau_j) / (t_j + R_j / ref_j)``
     and a starved job is not compensated.
 
@@ -137,7 +137,7 @@ def ftf_terms(state: RoundState, *, normalization: str = "isolated", history: st
     if normalization == "isolated":
         ref = isolated_throughput(model.problem)
     else:
-        ref = np.asarray(model.fair.throughput, dtype=np.float64)
+        ref = np.asarray(model.fair.fair_throughput, dtype=np.float64)
     elapsed = np.maximum(0.0, float(state.time) - np.asarray(state.arrival, dtype=np.float64))
     remaining = np.asarray(state.remaining_iterations, dtype=np.float64)
     none_left, unknown = remaining <= 0, np.isinf(remaining)

@@ -6,7 +6,7 @@ Deep Learning" (Gandiva_fair).
 Shares
     Every job (a user of the paper; the round has no tenants) starts with its fair share of every GPU type:
     ``H[j, g] = s_j * xfair[j, g]`` GPU-seconds per second, with ``xfair`` the model's fair allocation
-    (``model.fair.allocation``: weighted water-filling of the cluster, spread over the types in proportion to
+    (``model.fair.shares``: weighted water-filling of the cluster, spread over the types in proportion to
     capacity; spec round-problem.md section 2). This is the paper's "equal share of each GPU generation".
 Trading (the paper's automated resource trading)
     Types are ordered by speed (median over jobs of ``T[j, g] / Tmax_j``, ties by type index). For every pair
@@ -146,7 +146,7 @@ def traded_shares(model: RoundModel) -> TradeResult:
     """
     p = model.problem
     scale = p.scale.astype(np.float64)
-    initial = np.asarray(model.fair.allocation, dtype=np.float64)
+    initial = np.asarray(model.fair.shares, dtype=np.float64)
     gpu_time = initial * scale[:, None]
     total = gpu_time.sum(axis=1).tolist()
     cap = scale.tolist()
@@ -187,6 +187,6 @@ class GandivaFairPolicy(Policy):
             res = traded_shares(model)
             shares, note = res.shares, f"{res.trades} trades"
         else:
-            shares, note = np.asarray(model.fair.allocation), "no trading"
+            shares, note = np.asarray(model.fair.shares), "no trading"
         target = np.where(c.is_pair, 0.0, shares[c.job_a, c.gpu]) if c.num else np.zeros(0)
         return Placed(priority_round(model, state, target), Status.HEURISTIC, note)

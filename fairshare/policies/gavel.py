@@ -22,7 +22,7 @@ Objective (``normalization="proportional"``, the default: Gavel's)
     water-filling enter; ``plan.objective`` is Gavel's objective value.
 Option ``normalization="water-filled"`` (fairshare's earlier adaptation)
     maximise ``min_j tau_j / Tfair_j`` with ``Tfair_j`` the model's water-filled fair throughput
-    (``model.fair.throughput``, spec round-problem.md section 2), in which gang sizes cap the entitlement
+    (``model.fair.fair_throughput``, spec round-problem.md section 2), in which gang sizes cap the entitlement
     and weights enter through the water level. The two objectives have the same optima exactly when the
     water-filling caps no job's entitlement unevenly (``e_j / w_j`` equal for every job, so that
     ``Tfair_j`` is proportional to ``w_j prop_j / s_j``); with gangs capped by the water level or with

@@ -18,7 +18,7 @@ Program (Gavel's)
 Which optimum (fairshare's choice; Gavel's program pins only the bottleneck jobs)
     The plan is the weighted water-filling of GPU time, ``e_j = min(s_j, theta w_j)`` GPUs per job with
     ``sum_j e_j = min(C', sum_j s_j)``, each job's time ``e_j / s_j`` spread over the types in proportion to
-    their GPU counts: the fair allocation of spec round-problem.md section 2 (``model.fair.allocation``). Its
+    their GPU counts: the fair allocation of spec round-problem.md section 2 (``model.fair.shares``). Its
     smallest level ``min_j e_j / w_j`` is ``v*``, so it is an optimum of Gavel's program; among the optima it is
     the lexicographically fairest, and, like the central optimum Gavel's interior-point solver returns, it
     spreads every job over the types rather than pinning it to one. No throughput is looked at. When some job
@@ -65,7 +65,7 @@ def water_filled_target(model: RoundModel) -> np.ndarray:
     """``(N, G)`` time fractions: the water-filled GPU time of each job spread over the types it can run on.
 
     ``e_j / s_j`` (``e_j`` = ``model.fair.entitlement``) over the types where ``j`` can run, in proportion to
-    their GPU counts. When every job can run on every type in use this is ``model.fair.allocation``.
+    their GPU counts. When every job can run on every type in use this is ``model.fair.shares``.
     """
     p = model.problem
     run = p.runnable

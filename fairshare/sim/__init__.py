@@ -52,8 +52,8 @@ Figures (:mod:`~fairshare.sim.plots`; matplotlib is imported only when one is dr
     :func:`plot_jct_cdf`, :func:`plot_rho_cdf`, :func:`plot_utilization_over_time`,
     :func:`plot_solver_time_vs_jobs`
 
-Progress (:mod:`~fairshare.sim.progress`)
-    :class:`Progress`
+Progress bar (:mod:`~fairshare.sim.progress_bar`)
+    :class:`ProgressBar`
         The progress bar of long runs, on stderr.
 """
 
@@ -80,7 +80,7 @@ from fairshare.sim.plots import (
     plot_solver_time_vs_jobs,
     plot_utilization_over_time,
 )
-from fairshare.sim.progress import Progress
+from fairshare.sim.progress_bar import ProgressBar
 from fairshare.sim.records import JobRecord, RoundRecord
 from fairshare.sim.result import SimulationResult
 from fairshare.sim.simulator import check_run, simulate
@@ -95,7 +95,7 @@ __all__ = [
     "UNFAIR_RHO",
     "JobRecord",
     "MetricColumn",
-    "Progress",
+    "ProgressBar",
     "RoundRecord",
     "RunMetrics",
     "RunSpec",

@@ -181,7 +181,7 @@ def _start_waiting(led: _Ledger, jobs: _JobState, out: RoundOutcome, cfg: SimCon
             upto = n_act + nxt
             present = np.sort(rows.ids[:upto][gone_at[:upto] > now])
             tfair = fair_share_of(led.scale[present], led.weight[present], led.throughput[present],
-                                  capacity).throughput
+                                  capacity).fair_throughput
             fair_at.update({i: float(tfair[int(np.searchsorted(present, i))]) for i in new})
             waiting += new
             least = None

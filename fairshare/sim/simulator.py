@@ -66,7 +66,7 @@ from fairshare.sim.config import ROUND_LIMIT, SimConfig
 from fairshare.sim.execute import RoundOutcome, _execute_round, _JobState
 from fairshare.sim.idle_starts import _between_rounds
 from fairshare.sim.ledger import _Ledger, _PairCache
-from fairshare.sim.progress import Progress
+from fairshare.sim.progress_bar import ProgressBar
 from fairshare.sim.records import RoundRecord
 from fairshare.sim.result import GpuHold, SimulationResult
 from fairshare.sim.traces import Trace
@@ -124,7 +124,7 @@ def simulate(
     catalog: Catalog | None = None,
     policy_options: Mapping[str, Any] | None = None,
     name: str | None = None,
-    progress: bool | None = None,
+    show_progress: bool | None = None,
     record_holds: bool = False,
     **options: Any,
 ) -> SimulationResult:
@@ -150,7 +150,7 @@ def simulate(
         Constructor options of a policy given by name.
     name : str, optional
         Display name of the policy in the result.
-    progress : bool, optional
+    show_progress : bool, optional
         Progress bar on stderr for runs longer than a few seconds (default on; False silences it).
     record_holds : bool
         Keep every hold of GPUs (:class:`GpuHold`) in :attr:`SimulationResult.holds`, e.g. to check that no
@@ -189,7 +189,7 @@ def simulate(
     t = t0 = float(led.arrival[order[0]]) if n_all else 0.0
     binding: Binding | None = None                           # the last round's, with nodes
     rounds: list[RoundRecord] = []
-    bar = Progress(1.0, f"simulate {name or getattr(pol, 'name', 'policy')}", enabled=progress)
+    bar = ProgressBar(1.0, f"simulate {name or getattr(pol, 'name', 'policy')}", enabled=show_progress)
     per_round = 0.0                                          # running mean of recent wall seconds per round
     size = share_classes(led.scale) if led.scale.dtype.kind == "f" else led.scale.astype(np.float64)
     holds: list[GpuHold] | None = [] if record_holds else None

@@ -50,7 +50,7 @@ class RunSpec:
     sim_options : dict
         Keyword arguments of :func:`fairshare.sim.simulator.simulate`: the fields of
         :class:`~fairshare.sim.config.SimConfig` (``round_length``, ``epsilon``, ...), ``catalog`` and
-        ``progress``.
+        ``show_progress``.
     label : str
         Name of the run in tables (default: the policy name).
     catalog : tuple of str
@@ -74,7 +74,7 @@ def run_spec(spec: RunSpec) -> SimulationResult:
     from fairshare.sim.catalog import load_catalog
     from fairshare.sim.traces import generate_trace, read_trace
 
-    opts = {"progress": False, **spec.sim_options}
+    opts = {"show_progress": False, **spec.sim_options}
     if spec.catalog:
         if "catalog" in opts:
             raise InvalidInputError("catalog", spec.catalog, "give the catalog in RunSpec.catalog or in "
@@ -102,7 +102,7 @@ def _safe_context() -> multiprocessing.context.BaseContext:
 
 
 def run_sweep(specs: Sequence[RunSpec], *, executor: Executor | None = None, max_workers: int | None = None,
-              progress: bool = True) -> list[SimulationResult]:
+              show_progress: bool = True) -> list[SimulationResult]:
     """Run every spec, in parallel through ``executor``.
 
     Parameters
@@ -112,7 +112,7 @@ def run_sweep(specs: Sequence[RunSpec], *, executor: Executor | None = None, max
         Any executor with ``submit``; default a ``ProcessPoolExecutor`` with ``max_workers`` processes
         (default: the number of CPUs), started with ``forkserver`` (``spawn`` where that is missing) so that
         workers never inherit HiGHS's threads. A Dask ``Client.get_executor()`` drops in.
-    progress : bool
+    show_progress : bool
         One line on stderr per finished run.
 
     Returns
@@ -131,7 +131,7 @@ def run_sweep(specs: Sequence[RunSpec], *, executor: Executor | None = None, max
         for n, fut in enumerate(as_completed(futures), 1):
             i = futures[fut]
             res = results[i] = fut.result()
-            if progress:
+            if show_progress:
                 print(f"[sweep] {n}/{len(specs)} {specs[i].label or specs[i].policy} "
                       f"({res.wall_seconds:.1f} s)", file=sys.stderr, flush=True)
     except BaseException:  # an error, Ctrl-C or the command's SIGTERM: stop the own pool's workers now

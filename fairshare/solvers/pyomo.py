@@ -73,7 +73,7 @@ def build_pyomo_model(model: RoundModel, *, integer: bool = True) -> Any:
     m.capacity = pyo.Constraint(
         m.G, rule=lambda mm, g: sum(c.size[k].item() * mm.x[k] for k in range(c.num) if c.gpu[k] == g)
         <= int(p.capacity[g]) if (c.gpu == g).any() else pyo.Constraint.Skip)
-    tfair, need, tmax = model.fair.throughput, model.need, model.tmax
+    tfair, need, tmax = model.fair.fair_throughput, model.need, model.tmax
     m.fairness = pyo.Constraint(
         m.J, rule=lambda mm, j: tau(mm, j) / float(tfair[j]) + mm.sigma[j] >= float(need[j]))
     w, lam, s, pi = model.price, p.fairness_weight, p.scale, p.priority  # w_j f_j: priced weights

@@ -63,7 +63,7 @@ def consecutive_rounds(jobs: int, rounds: int, *, churn: int = 8, seed: int = 0,
             m = build_model(p)
             x = fast.solve(m, SolveOptions()).x
             assert x is not None
-            deficit[rows] = next_deficit(p.deficit, p.epsilon, m.evaluate(x).rho)
+            deficit[rows] = next_deficit(p.deficit, p.epsilon, m.evaluate(x).progress)
         gone = rng.choice(len(active), size=min(churn, len(active) - 1), replace=False)
         active = np.concatenate([np.delete(active, gone), np.arange(arriving, arriving + len(gone))])
         arriving += len(gone)

@@ -82,7 +82,7 @@ def recompute(problem: RoundProblem, placements: Iterable[PlacementRow]) -> dict
         return {"tau": zero, "rho": zero, "sigma": zero, "next_deficit": zero, "efficiency": 0.0,
                 "prioritized_efficiency": 0.0, "shortfall": 0.0, "priced_shortfall": 0.0, "objective": 0.0,
                 "obj_null": 0.0}
-    tfair = fair_share(problem).throughput
+    tfair = fair_share(problem).fair_throughput
     runnable = (problem.throughput > 0) & (problem.scale[:, None] <= problem.capacity[None, :])
     tmax = np.where(runnable, problem.throughput, 0.0).max(axis=1)
     w = problem.weight / problem.weight.max()  # the mean of weights up to 1e308 could overflow

@@ -31,8 +31,8 @@ def test_equal_weights_more_jobs_than_gpus():
     fs = fair_share(p)
     assert fs.entitlement == pytest.approx([2 / 3] * 3)
     assert fs.theta == pytest.approx(2 / 3)
-    assert fs.allocation[:, 0] == pytest.approx([2 / 3] * 3)
-    assert fs.throughput == pytest.approx([2.0, 4.0, 6.0])
+    assert fs.shares[:, 0] == pytest.approx([2 / 3] * 3)
+    assert fs.fair_throughput == pytest.approx([2.0, 4.0, 6.0])
     assert fs.usable_types.tolist() == [True]
 
 
@@ -43,8 +43,8 @@ def test_weights_one_and_three():
     p = round_({"A": 4}, job("a", 4, {"A": 8.0}, weight=1.0), job("b", 4, {"A": 8.0}, weight=3.0))
     fs = fair_share(p)
     assert fs.entitlement == pytest.approx([1.0, 3.0])
-    assert fs.allocation[:, 0] == pytest.approx([0.25, 0.75])
-    assert fs.throughput == pytest.approx([2.0, 6.0])
+    assert fs.shares[:, 0] == pytest.approx([0.25, 0.75])
+    assert fs.fair_throughput == pytest.approx([2.0, 6.0])
 
 
 def test_weights_are_relative():
@@ -62,8 +62,8 @@ def test_gang_cap_raises_the_water_level_for_the_others():
     fs = fair_share(p)
     assert fs.entitlement == pytest.approx([1.0, 2.5, 2.5])
     assert fs.theta == pytest.approx(2.5)
-    assert fs.allocation[:, 0] == pytest.approx([1.0, 0.625, 0.625])
-    assert fs.throughput == pytest.approx([10.0, 10.0, 2.5])
+    assert fs.shares[:, 0] == pytest.approx([1.0, 0.625, 0.625])
+    assert fs.fair_throughput == pytest.approx([10.0, 10.0, 2.5])
 
 
 def test_two_gang_caps():
@@ -80,7 +80,7 @@ def test_everyone_fits():
     fs = fair_share(p)
     assert fs.entitlement.tolist() == [1.0, 2.0, 4.0]
     assert fs.theta == float("inf")
-    assert fs.throughput == pytest.approx([1.0, 2.0, 3.0])
+    assert fs.fair_throughput == pytest.approx([1.0, 2.0, 3.0])
 
 
 def test_types_a_job_cannot_use_contribute_zero_but_count_in_c_prime():
@@ -93,8 +93,8 @@ def test_types_a_job_cannot_use_contribute_zero_but_count_in_c_prime():
                job("z", 1, {"B": 6.0, "A": 0.0}), job("w", 1, {"A": 2.0, "B": 8.0}))
     fs = fair_share(p)
     assert fs.entitlement == pytest.approx([0.5] * 4)
-    assert fs.allocation == pytest.approx(np.full((4, 2), 0.25))
-    assert fs.throughput == pytest.approx([2.5, 1.5, 1.5, 2.5])
+    assert fs.shares == pytest.approx(np.full((4, 2), 0.25))
+    assert fs.fair_throughput == pytest.approx([2.5, 1.5, 1.5, 2.5])
 
 
 def test_types_no_job_can_use_are_left_out_of_c_prime():
@@ -109,8 +109,8 @@ def test_types_no_job_can_use_are_left_out_of_c_prime():
     fs = fair_share(p)
     assert fs.usable_types.tolist() == [True, False, False]
     assert fs.entitlement == pytest.approx([2 / 3] * 3)
-    assert fs.allocation == pytest.approx(np.array([[2 / 3, 0, 0], [2 / 3, 0, 0], [1 / 3, 0, 0]]))
-    assert fs.throughput == pytest.approx([4.0, 2.0, 4 / 3])
+    assert fs.shares == pytest.approx(np.array([[2 / 3, 0, 0], [2 / 3, 0, 0], [1 / 3, 0, 0]]))
+    assert fs.fair_throughput == pytest.approx([4.0, 2.0, 4 / 3])
 
 
 def test_spec_example():
@@ -130,15 +130,15 @@ def test_spec_example():
         "epsilon": 0.1})
     fs = fair_share(p)
     assert fs.entitlement.tolist() == [1.0, 1.0, 1.0, 2.0]
-    assert fs.allocation == pytest.approx(np.full((4, 3), 1 / 3))
-    assert fs.throughput == pytest.approx([53.5 / 3, 140 / 3, 15.5 / 3, 4.2])
-    assert fs.throughput.round(4).tolist() == [17.8333, 46.6667, 5.1667, 4.2]
+    assert fs.shares == pytest.approx(np.full((4, 3), 1 / 3))
+    assert fs.fair_throughput == pytest.approx([53.5 / 3, 140 / 3, 15.5 / 3, 4.2])
+    assert fs.fair_throughput.round(4).tolist() == [17.8333, 46.6667, 5.1667, 4.2]
 
 
 def test_empty_round():
     p = RoundProblem.from_dict({"gpus": {"A": 2}, "jobs": []})
     fs = fair_share(p)
-    assert fs.entitlement.shape == (0,) and fs.allocation.shape == (0, 1) and fs.throughput.shape == (0,)
+    assert fs.entitlement.shape == (0,) and fs.shares.shape == (0, 1) and fs.fair_throughput.shape == (0,)
 
 
 def test_hand_made_arrays_that_bypass_validation_are_rejected():
@@ -202,7 +202,7 @@ def test_entitlements_sum_to_the_usable_capacity_and_respect_gangs(problem):
 @given(round_problems(min_jobs=1))
 def test_fair_allocation_is_feasible(problem):
     fs = fair_share(problem)
-    x = fs.allocation
+    x = fs.shares
     assert (x >= 0).all()
     assert (x[:, ~fs.usable_types] == 0).all()
     # time: every job gets at most the whole round
@@ -219,9 +219,9 @@ def test_fair_allocation_is_feasible(problem):
 @given(round_problems(min_jobs=1))
 def test_fair_throughput_only_counts_runnable_types(problem):
     fs = fair_share(problem)
-    expect = (np.where(problem.runnable, problem.throughput, 0.0) * fs.allocation).sum(axis=1)
-    assert fs.throughput == pytest.approx(expect)
-    assert (fs.throughput > 0).all()
+    expect = (np.where(problem.runnable, problem.throughput, 0.0) * fs.shares).sum(axis=1)
+    assert fs.fair_throughput == pytest.approx(expect)
+    assert (fs.fair_throughput > 0).all()
 
 
 @given(round_problems(min_jobs=2, weights=True), st.data())
@@ -249,8 +249,8 @@ def test_fair_throughput_scales_with_the_throughput_row(problem, data):
     j = data.draw(st.integers(0, problem.num_jobs - 1), label="job")
     t = problem.throughput.copy()
     t[j] *= 3.0
-    before = fair_share(problem).throughput
-    after = fair_share(problem.replace(throughput=t, pair_throughput=problem.pair_throughput)).throughput
+    before = fair_share(problem).fair_throughput
+    after = fair_share(problem.replace(throughput=t, pair_throughput=problem.pair_throughput)).fair_throughput
     assert after[j] == pytest.approx(3.0 * before[j])
     others = np.arange(problem.num_jobs) != j
     assert after[others] == pytest.approx(before[others])
@@ -265,10 +265,10 @@ def test_array_form_is_the_fair_share_of_the_round(problem):
         got = fair_share_of(scale, problem.weight, problem.throughput, problem.capacity)
         assert got.theta == want.theta or (np.isinf(got.theta) and np.isinf(want.theta))
         for a, b in ((got.entitlement, want.entitlement), (got.allocation, want.allocation),
-                     (got.throughput, want.throughput), (got.usable_types, want.usable_types)):
+                     (got.fair_throughput, want.fair_throughput), (got.usable_types, want.usable_types)):
             np.testing.assert_array_equal(a, b)
 
 
 def test_array_form_gives_zero_where_the_round_raises():
     fs = fair_share_of(np.array([1, 4]), np.ones(2), np.array([[2.0], [3.0]]), np.array([2]))
-    assert fs.throughput.tolist()[1] == 0.0 and fs.throughput[0] > 0   # the gang of 4 fits no type
+    assert fs.fair_throughput.tolist()[1] == 0.0 and fs.fair_throughput[0] > 0   # the gang of 4 fits no type

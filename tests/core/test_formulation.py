@@ -30,7 +30,7 @@ def section3_objective(problem: RoundProblem, model: RoundModel, x: np.ndarray) 
         tau[c.job_a[k]] += x[k] * c.tput_a[k]
         if c.job_b[k] >= 0:
             tau[c.job_b[k]] += x[k] * c.tput_b[k]
-    tfair = fair_share(problem).throughput
+    tfair = fair_share(problem).fair_throughput
     tmax = np.where(problem.runnable, problem.throughput, 0.0).max(axis=1)
     w = problem.weight / problem.weight.mean()
     sigma = np.maximum(0.0, 1 - problem.epsilon + problem.deficit - tau / tfair)
@@ -134,7 +134,7 @@ def test_tightened_objective_equals_section3_minus_null_on_integer_placements(pr
     assert model.evaluate(x).objective == pytest.approx(reference, rel=1e-9, abs=1e-9)
     # and the section 3 LP, with sigma at its smallest, is feasible and has the same objective
     lp = model.section3_lp()
-    sigma = np.maximum(0.0, model.need - model.evaluate(x).rho)
+    sigma = np.maximum(0.0, model.need - model.evaluate(x).progress)
     z = np.concatenate([x, sigma])
     row = lp.matrix @ z
     assert (row >= lp.row_lower - 1e-9).all() and (row <= lp.row_upper + 1e-9).all()
@@ -192,8 +192,8 @@ def test_evaluate_fractional_point_by_hand():
     x[(c.job_a == 2) & (c.gpu == 2) & ~c.is_pair] = 0.5
     ev = m.evaluate(x)
     rho = 5.2 / (15.5 / 3)
-    assert ev.tau[2] == pytest.approx(5.2)
-    assert ev.rho[2] == pytest.approx(rho)
+    assert ev.throughput[2] == pytest.approx(5.2)
+    assert ev.progress[2] == pytest.approx(rho)
     assert ev.efficiency == pytest.approx(5.2 / 8.6)
     assert ev.shortfall == pytest.approx(2.7 + 1.4 - rho)
     assert ev.objective == pytest.approx(5.2 / 8.6 - 100 * (2.7 + 1.4 - rho))

@@ -103,7 +103,7 @@ def test_fairness_floor_holds_whatever_the_priorities(problem, seed, spread):
     model = build_model(p)
     fs = fair_share(p)
     c = model.columns
-    x_fair = np.where(c.is_pair, 0.0, fs.allocation[c.job_a, c.gpu])
+    x_fair = np.where(c.is_pair, 0.0, fs.shares[c.job_a, c.gpu])
     fair = model.evaluate(x_fair)
     lp = allocate(p, mode="lp")
     lam = p.fairness_weight
@@ -127,7 +127,7 @@ def _columns(model, alloc):
 # ---------------------------------------------------------------- rules (fairshare.priority)
 from fairshare import Engine  # noqa: E402
 from fairshare.policies import RoundState, get_policy  # noqa: E402
-from fairshare.priority import FinishTime, JobState, NoPriority, Remaining, priority_rule  # noqa: E402
+from fairshare.priority import FinishTime, JobHistory, NoPriority, Remaining, priority_rule  # noqa: E402
 
 FOUR = RoundProblem.from_dict({"gpus": {"A": 2}, "jobs": [
     {"id": str(i), "scale": 1, "throughput": {"A": 1.0}} for i in range(4)]})
@@ -135,16 +135,16 @@ FOUR = RoundProblem.from_dict({"gpus": {"A": 2}, "jobs": [
 
 def test_remaining_rule_values_unknown_work_and_clip():
     rem = np.array([100.0, 200.0, 400.0, np.inf])  # median of the known: 200 s of best-GPU time
-    pi = Remaining().priorities(FOUR, JobState(rem))
+    pi = Remaining().priorities(FOUR, JobHistory(rem))
     assert pi.tolist() == pytest.approx([2.0, 1.0, 0.5, 1.0])
-    squared = Remaining(exponent=2.0, clip=(0.3, 3.0)).priorities(FOUR, JobState(rem))
+    squared = Remaining(exponent=2.0, clip=(0.3, 3.0)).priorities(FOUR, JobHistory(rem))
     assert squared.tolist() == pytest.approx([3.0, 1.0, 0.3, 1.0])  # 4 and 0.25 clipped
 
 
 def test_finish_time_rule_favours_the_job_that_fell_behind():
     # all four jobs are 1,000 s old with 1,000 iterations left at fair throughput 0.5 it/s; job 0 has done
     # nothing (it will finish late: high projected rho), job 3 has done the most
-    state = JobState(remaining_iterations=np.full(4, 1000.0), done_iterations=np.array([0.0, 250.0, 500.0, 1000.0]),
+    state = JobHistory(remaining_iterations=np.full(4, 1000.0), done_iterations=np.array([0.0, 250.0, 500.0, 1000.0]),
                      age=np.full(4, 1000.0))
     pi = FinishTime().priorities(FOUR, state)
     assert pi[0] > pi[1] > pi[2] > pi[3]
@@ -163,10 +163,10 @@ def test_bad_rules_are_refused(rule, params, match):
 
 
 def test_a_callable_rule_is_checked():
-    assert priority_rule(lambda p, s: np.full(p.num_jobs, 2.0)).priorities(FOUR, JobState(np.ones(4))).tolist() \
+    assert priority_rule(lambda p, s: np.full(p.num_jobs, 2.0)).priorities(FOUR, JobHistory(np.ones(4))).tolist() \
         == [2.0] * 4
     with pytest.raises(InvalidInputError, match="finite values >= 0"):
-        priority_rule(lambda p, s: -np.ones(p.num_jobs)).priorities(FOUR, JobState(np.ones(4)))
+        priority_rule(lambda p, s: -np.ones(p.num_jobs)).priorities(FOUR, JobHistory(np.ones(4)))
 
 
 def _engine_jobs(remaining):

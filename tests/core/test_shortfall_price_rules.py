@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from fairshare import RoundProblem
 from fairshare.errors import InvalidInputError
 from fairshare.policies import get_policy
-from fairshare.priority import JobState
+from fairshare.priority import JobHistory
 from fairshare.shortfall_price import FinishTimePrice, NoPrice, price_rule, price_rule_from_options
 
 
@@ -22,7 +22,7 @@ def _round(n):
 def test_unclipped_prices_have_geometric_mean_one_and_order_inverse_to_ideal_time(work, tfair):
     n = len(work)
     tf = np.array(tfair[:n])
-    f = FinishTimePrice(clip=(1e-12, 1e12)).prices(_round(n), JobState(np.array(work)), tf)
+    f = FinishTimePrice(clip=(1e-12, 1e12)).prices(_round(n), JobHistory(np.array(work)), tf)
     assert np.exp(np.log(f).mean()) == pytest.approx(1.0, rel=1e-9)
     ideal = np.array(work) / tf
     order = np.argsort(ideal, kind="stable")
@@ -32,13 +32,13 @@ def test_unclipped_prices_have_geometric_mean_one_and_order_inverse_to_ideal_tim
 @given(st.lists(st.floats(1.0, 1e6), min_size=1, max_size=12))
 def test_prices_stay_in_the_clip(work):
     n = len(work)
-    f = FinishTimePrice(clip=(0.5, 2.0)).prices(_round(n), JobState(np.array(work)), np.ones(n))
+    f = FinishTimePrice(clip=(0.5, 2.0)).prices(_round(n), JobHistory(np.array(work)), np.ones(n))
     assert ((f >= 0.5) & (f <= 2.0)).all()
 
 
 def test_unknown_work_gets_one_and_remaining_basis_ignores_done_work():
     p = _round(3)
-    state = JobState(np.array([100.0, np.inf, 400.0]), done_iterations=np.array([300.0, 0.0, 0.0]))
+    state = JobHistory(np.array([100.0, np.inf, 400.0]), done_iterations=np.array([300.0, 0.0, 0.0]))
     total = FinishTimePrice().prices(p, state, np.ones(3))
     assert total.tolist() == pytest.approx([1.0, 1.0, 1.0])  # 400 s and 400 s of total work
     remaining = FinishTimePrice(basis="remaining").prices(p, state, np.ones(3))
@@ -65,7 +65,7 @@ def test_rule_lookup():
     with pytest.raises(InvalidInputError, match="takes no options"):
         price_rule("none", exponent=2)
     with pytest.raises(InvalidInputError, match="a shortfall-price rule must return finite values > 0"):
-        price_rule(lambda p, s, t: np.zeros(p.num_jobs)).prices(_round(2), JobState(np.ones(2)), np.ones(2))
+        price_rule(lambda p, s, t: np.zeros(p.num_jobs)).prices(_round(2), JobHistory(np.ones(2)), np.ones(2))
 
 
 def test_policy_applies_the_rule_to_the_round():

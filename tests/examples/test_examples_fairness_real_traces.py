@@ -23,7 +23,7 @@ def test_rows_are_the_runs_metrics(tmp_path: Path) -> None:
     assert set(rows) == {"fairshare", "gavel"}
     setup = mod.SETUPS["day"]
     ref = simulate(read_trace(path), setup.cluster, "fairshare", restart_overhead=30.0, until=24 * 3600.0,
-                   progress=False)
+                   show_progress=False)
     m = compute_metrics(ref.jobs, ref.rounds)
     assert float(rows["fairshare"][1]) == pytest.approx(m.mean_jct / 3600.0, abs=0.006)
     assert "Verdict" in md and (tmp_path / "o" / "r.csv").exists()

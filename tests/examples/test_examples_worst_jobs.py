@@ -107,7 +107,7 @@ def _check_against_the_records(rows: list[dict[str, str]], trace: Path, cfg: Any
 
     cat = load_catalog("modern")
     res = simulate(read_trace(trace, catalog=cat), CLUSTER, get_policy("fairshare"), config=cfg, catalog=cat,
-                   progress=False, record_holds=True)
+                   show_progress=False, record_holds=True)
     first: dict[str, float] = {}
     for h in res.holds:
         for j in h.jobs:

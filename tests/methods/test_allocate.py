@@ -177,7 +177,7 @@ def test_reported_numbers_match_the_placements(problem):
         # spec section 6: objective = efficiency - fairness_weight * shortfall; utilization = E / C
         assert alloc.objective == pytest.approx(alloc.efficiency - problem.fairness_weight * alloc.shortfall)
         assert alloc.utilization == pytest.approx(alloc.efficiency / problem.total_gpus)
-        assert alloc.fair_throughput == pytest.approx(fair_share(problem).throughput)
+        assert alloc.fair_throughput == pytest.approx(fair_share(problem).fair_throughput)
 
 
 @given(round_problems(max_jobs=12))
@@ -243,7 +243,7 @@ def test_fair_allocation_is_feasible_for_the_lp_and_bounded_by_it_spec_example()
     e = (53.5 / 3) / 24.1 + (140 / 3) / 64.7 + (15.5 / 3) / 8.6 + 2 * 4.2 / 7.9
     fair_obj = e - 100 * 0.4
     fs = fair_share(p)
-    placements = [((j,), g, fs.allocation[i, k]) for i, j in enumerate(p.job_ids)
+    placements = [((j,), g, fs.shares[i, k]) for i, j in enumerate(p.job_ids)
                   for k, g in enumerate(p.gpu_types) if p.runnable[i, k]]
     assert reference(p, placements)["objective"] == pytest.approx(fair_obj)
     assert allocate(p, mode="lp").objective >= fair_obj
@@ -255,14 +255,14 @@ def test_fair_allocation_is_feasible_for_the_lp_and_the_lp_beats_it(problem):
     model = build_model(problem)
     c = model.columns
     # alone columns at their fair time fraction, co-location columns at 0
-    x = np.where(c.is_pair, 0.0, fs.allocation[c.job_a, c.gpu])
+    x = np.where(c.is_pair, 0.0, fs.shares[c.job_a, c.gpu])
     used = np.bincount(c.gpu, weights=c.size * x, minlength=len(problem.gpu_types))
     per_job = np.bincount(c.job_a, weights=x, minlength=problem.num_jobs)
     assert (used <= problem.capacity + 1e-9).all()
     assert (per_job <= 1 + 1e-9).all()
     # its objective by hand: tau_j = Tfair_j, rho_j = 1, sigma_j = max(0, need_j - 1) = max(0, D_j - eps)
     tmax = np.where(problem.runnable, problem.throughput, 0.0).max(axis=1)
-    e = float((problem.scale * fs.throughput / tmax).sum())
+    e = float((problem.scale * fs.fair_throughput / tmax).sum())
     w = problem.weight / problem.weight.mean()
     s = float((w * np.maximum(0.0, problem.deficit - problem.epsilon)).sum())
     fair_obj = e - problem.fairness_weight * s

@@ -514,7 +514,7 @@ def test_simulate_on_nodes_counts_migrations_and_split_gangs():
     runs = {}
     for cluster in ("V100=16,K80=8", "2xV100:8,1xK80:8"):
         for overhead in (0.0, 20.0):
-            runs[cluster, overhead] = simulate(tr, cluster, "fairshare", progress=False, restart_overhead=overhead,
+            runs[cluster, overhead] = simulate(tr, cluster, "fairshare", show_progress=False, restart_overhead=overhead,
                                                max_rounds=30)
     plain, noded = runs["V100=16,K80=8", 0.0], runs["2xV100:8,1xK80:8", 0.0]
     assert noded.cluster == plain.cluster == {"V100": 16, "K80": 8}
@@ -598,6 +598,6 @@ def test_simulate_fractional_trace_on_nodes():
     model = "ResNet-50 (batch size 64)"
     tr = Trace(id=["a", "b", "c", "d"], arrival=[0.0, 0.0, 0.0, 10.0], model=[model] * 4, scale=[0.5, 0.25, 2, 0.5],
                iterations=[2e4, 2e4, 5e4, 2e4])
-    r = simulate(tr, "1xV100:2,1xK80:2", "fairshare", progress=False, restart_overhead=10, max_rounds=40)
+    r = simulate(tr, "1xV100:2,1xK80:2", "fairshare", show_progress=False, restart_overhead=10, max_rounds=40)
     assert sum(j.done_iterations for j in r.jobs) > 0
     assert r.metrics().split_gangs == 0

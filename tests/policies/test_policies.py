@@ -72,7 +72,7 @@ def history_state(model: RoundModel, seed: int, *, now: float = 1e5) -> RoundSta
     arrival = now - rng.uniform(1.0, 5e4, n)
     received = rng.uniform(0.01, 1.0, (n, g)) * ((now - arrival) / g)[:, None] * p.runnable
     attained = received.sum(axis=1) * p.scale
-    remaining = model.fair.throughput * rng.uniform(1e2, 5e4, n)
+    remaining = model.fair.fair_throughput * rng.uniform(1e2, 5e4, n)
     return RoundState(model, now, 360.0, arrival, attained, received, rng.uniform(0, 1e4, n), remaining)
 
 
@@ -451,7 +451,7 @@ def test_gavel_normalizes_by_the_proportional_share_not_the_water_filled_one() -
         {"id": "g2", "scale": 2, "throughput": {"F": 2.0, "S": 4.0}}]}
     p, model = round_of(doc)
     np.testing.assert_allclose(proportional_throughput(p), [3.0, 1.5, 3.0])
-    np.testing.assert_allclose(model.fair.throughput, [2.25, 1.5, 2.25])
+    np.testing.assert_allclose(model.fair.fair_throughput, [2.25, 1.5, 2.25])
     gavel = gavel_plan(model, refine=False)
     assert gavel.bound == pytest.approx(4 / 3)
     assert gavel.x == pytest.approx([1.0, 0.0, 0.0, 1.0, 0.0, 0.5], abs=1e-9)  # (g0,F) (g0,S) (s1,F) ...
@@ -585,13 +585,13 @@ def test_ftf_rho_definition() -> None:
     p = random_round(30, seed=33)
     state = history_state(build_model(p), 33)
     terms = ftf_terms(state)
-    tau = state.model.fair.throughput * np.linspace(0.5, 2.0, p.num_jobs)
+    tau = state.model.fair.fair_throughput * np.linspace(0.5, 2.0, p.num_jobs)
     iso = isolated_throughput(p)
     t = state.time - state.arrival
     r, done = state.remaining_iterations, state.done_iterations
     np.testing.assert_allclose(ftf_rho(terms, tau), (t + r / tau) / (done / iso + r / iso), rtol=1e-12)
     old = ftf_terms(state, **WATER_FILLED_FTF)
-    fair = state.model.fair.throughput
+    fair = state.model.fair.fair_throughput
     np.testing.assert_allclose(ftf_rho(old, tau), (t + r / tau) / (t + r / fair), rtol=1e-12)
     with pytest.raises(InvalidInputError, match="history"):
         ftf_terms(state, history="since-arrival")

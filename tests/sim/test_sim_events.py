@@ -35,7 +35,7 @@ def _capacity_held(result):
 @given(st.integers(0, 10_000), st.sampled_from([0.0, 30.0, 120.0]), st.sampled_from([0.0, 10.0, 60.0]))
 def test_events_never_lose_work_nor_exceed_capacity(seed, restart, spacing):
     res = simulate(_trace(seed), CLUSTER, "fairshare", starts="events", restart_overhead=restart,
-                   event_spacing=spacing, record_holds=True, progress=False,
+                   event_spacing=spacing, record_holds=True, show_progress=False,
                    policy_options={"shortfall_price": "finish-time"})
     for job in res.jobs:
         assert job.done_iterations <= job.iterations * (1 + 1e-9)
@@ -58,8 +58,8 @@ def test_events_never_lose_work_nor_exceed_capacity(seed, restart, spacing):
 def test_events_with_spacing_of_a_round_are_boundary_rounds_with_idle_starts():
     trace = _trace(3)
     a = simulate(trace, CLUSTER, "fairshare", starts="events", event_spacing=360.0, restart_overhead=30.0,
-                 progress=False)
-    b = simulate(trace, CLUSTER, "fairshare", starts="idle", restart_overhead=30.0, progress=False)
+                 show_progress=False)
+    b = simulate(trace, CLUSTER, "fairshare", starts="idle", restart_overhead=30.0, show_progress=False)
     assert [j.finish for j in a.jobs] == [j.finish for j in b.jobs]
     assert len(a.rounds) == len(b.rounds)
 
@@ -67,8 +67,8 @@ def test_events_with_spacing_of_a_round_are_boundary_rounds_with_idle_starts():
 def test_peers_run_as_with_idle_starts_in_event_mode():
     trace = _trace(5)
     for name in ("gavel",):
-        a = simulate(trace, CLUSTER, name, starts="events", restart_overhead=30.0, progress=False)
-        b = simulate(trace, CLUSTER, name, starts="idle", restart_overhead=30.0, progress=False)
+        a = simulate(trace, CLUSTER, name, starts="events", restart_overhead=30.0, show_progress=False)
+        b = simulate(trace, CLUSTER, name, starts="idle", restart_overhead=30.0, show_progress=False)
         assert [j.finish for j in a.jobs] == [j.finish for j in b.jobs]
         assert a.config.starts == "events"
 
@@ -79,7 +79,7 @@ def test_a_short_arrival_is_planned_at_once_instead_of_at_the_boundary():
 
     trace = Trace(id=["long", "short"], arrival=[0.0, 60.0], model=["ResNet-18 (batch size 32)"] * 2,
                   scale=[1, 1], iterations=[5e5, 300.0])
-    kw = dict(progress=False, policy_options={"shortfall_price": "finish-time"}, restart_overhead=10.0,
+    kw = dict(show_progress=False, policy_options={"shortfall_price": "finish-time"}, restart_overhead=10.0,
               colocation=False)
     ev = simulate(trace, {"V100": 1}, "fairshare", starts="events", event_spacing=5.0, **kw)
     rd = simulate(trace, {"V100": 1}, "fairshare", starts="idle", **kw)
@@ -142,7 +142,7 @@ def test_only_policies_that_see_running_jobs_get_them_in_their_rounds():
     trace = _trace(7)
     for sees in (True, False):
         spy = Spy(get_policy("gavel"), sees)
-        simulate(trace, CLUSTER, spy, restart_overhead=30.0, progress=False, max_rounds=30)
+        simulate(trace, CLUSTER, spy, restart_overhead=30.0, show_progress=False, max_rounds=30)
         assert any(spy.seen) is sees
     assert get_policy("fairshare").sees_running_jobs and not get_policy("gavel").sees_running_jobs
 
@@ -152,7 +152,7 @@ def test_a_restart_longer_than_a_round_goes_on_into_the_next_plan():
 
     trace = Trace(id=["a"], arrival=[0.0], model=["ResNet-18 (batch size 32)"], scale=[1], iterations=[1e6])
     res = simulate(trace, {"V100": 1}, "fifo", restart_overhead=500.0, round_length=360.0, starts="round",
-                   progress=False)
+                   show_progress=False)
     job = res.jobs[0]
     tau = job.iterations / job.ideal_seconds  # alone on the only GPU the whole time
     # it lost exactly 500 s to its one restart, across the first two rounds

@@ -90,7 +90,7 @@ def test_fluid_estimate_matches_replays_of_the_sample(tmp_path: Path) -> None:
         trace = generate_trace(40, jobs_per_hour=jph, seed=3, multi_gpu=False)
         load = offered_load(trace, cluster)
         for policy in ("fifo", "gavel"):
-            res = simulate(trace, cluster, policy, progress=False)
+            res = simulate(trace, cluster, policy, show_progress=False)
             busy = compute_metrics(res.jobs, res.rounds).gpu_busy_fraction
             assert abs(load.busy_fraction - busy) <= 0.12, (jph, cluster, policy, load.busy_fraction, busy)
 

@@ -64,8 +64,8 @@ def test_the_option_is_validated_and_events_is_the_default() -> None:
 def test_a_job_arriving_mid_round_starts_at_once_on_an_idle_gpu() -> None:
     # "a" holds the V100 for hours; "b" arrives at 100 s while the K80 is idle
     tr = trace([("a", 0.0, 1, tput("V100") * 20000.0), ("b", 100.0, 1, tput("K80") * 1000.0)])
-    idle = simulate(tr, "V100=1,K80=1", "fairshare", starts="idle", record_holds=True, progress=False)
-    old = simulate(tr, "V100=1,K80=1", "fairshare", starts="round", record_holds=True, progress=False)
+    idle = simulate(tr, "V100=1,K80=1", "fairshare", starts="idle", record_holds=True, show_progress=False)
+    old = simulate(tr, "V100=1,K80=1", "fairshare", starts="round", record_holds=True, show_progress=False)
     assert first_start(idle, "b") == 100.0
     assert first_start(old, "b") == 360.0
     b = {j.id: j for j in idle.jobs}["b"]
@@ -79,7 +79,7 @@ def test_a_job_shorter_than_a_round_finishes_before_the_boundary() -> None:
     short = tput("V100") * 60.0  # one minute on the V100
     tr = trace([("a", 0.0, 1, tput("V100") * 50.0), ("b", 100.0, 1, short)])
     res = simulate(tr, "V100=1", "fairshare", starts="idle", restart_overhead=5.0, record_holds=True,
-                   progress=False)
+                   show_progress=False)
     jobs = {j.id: j for j in res.jobs}
     assert jobs["a"].finish == pytest.approx(55.0)           # overhead, then 50 s of work
     assert jobs["b"].finish == pytest.approx(100.0 + 5.0 + 60.0)   # starts at its arrival, pays the overhead once
@@ -90,15 +90,15 @@ def test_a_job_shorter_than_a_round_finishes_before_the_boundary() -> None:
         pytest.approx(65.0 / 60.0)
     assert len(res.rounds) == 1
     assert res.rounds[0].busy_gpu_seconds == pytest.approx(55.0 + 65.0)
-    old = simulate(tr, "V100=1", "fairshare", starts="round", restart_overhead=5.0, progress=False)
+    old = simulate(tr, "V100=1", "fairshare", starts="round", restart_overhead=5.0, show_progress=False)
     assert {j.id: j for j in old.jobs}["b"].finish == pytest.approx(360.0 + 65.0)
-    assert simulate(tr, "V100=1", "fairshare", restart_overhead=5.0, progress=False).jobs == res.jobs  # default
+    assert simulate(tr, "V100=1", "fairshare", restart_overhead=5.0, show_progress=False).jobs == res.jobs  # default
 
 
 def test_a_finish_inside_the_round_refills_the_freed_gpus_in_arrival_order() -> None:
     v = tput("V100")
     tr = trace([("a", 0.0, 1, v * 100.0), ("b", 10.0, 1, v * 600.0), ("c", 20.0, 1, v * 30.0)])
-    res = simulate(tr, "V100=1", "fairshare", starts="idle", record_holds=True, progress=False)
+    res = simulate(tr, "V100=1", "fairshare", starts="idle", record_holds=True, show_progress=False)
     # the GPU frees at 100 s: "b" (arrived first) gets it, "c" waits for the next boundary
     assert first_start(res, "b") == pytest.approx(100.0)
     assert first_start(res, "c") >= 360.0
@@ -109,7 +109,7 @@ def test_a_gang_needs_its_gpus_on_one_type_and_takes_the_fastest_idle_type() -> 
     tr = trace([("a", 0.0, 2, tput("V100", scale=2) * 20000.0),
                 ("g", 50.0, 2, tput("K80", scale=2) * 200.0),   # 2 GPUs: only the K80s have two idle
                 ("s", 60.0, 1, tput("K80") * 100.0)])           # 1 GPU: the idle P100 beats the K80s
-    res = simulate(tr, "V100=2,P100=1,K80=2", "fairshare", starts="idle", record_holds=True, progress=False)
+    res = simulate(tr, "V100=2,P100=1,K80=2", "fairshare", starts="idle", record_holds=True, show_progress=False)
     between = {h.jobs[0]: (h.gpu, h.gpus, h.start) for h in res.holds if h.between_rounds}
     assert between["g"] == ("K80", 2.0, 50.0)
     assert between["s"] == ("P100", 1.0, 60.0)
@@ -119,7 +119,7 @@ def test_a_gang_needs_its_gpus_on_one_type_and_takes_the_fastest_idle_type() -> 
 def test_part_of_a_gpu_counts_its_share_class() -> None:
     tr = Trace(id=["a", "h1", "h2", "h3"], arrival=[0.0, 10.0, 11.0, 12.0], model=[R50] * 4,
                scale=[1.0, 0.5, 0.5, 0.5], iterations=[tput("V100") * 50000.0] + [tput("K80") * 3000.0] * 3)
-    res = simulate(tr, "V100=1,K80=1", "fairshare", starts="idle", record_holds=True, progress=False)
+    res = simulate(tr, "V100=1,K80=1", "fairshare", starts="idle", record_holds=True, show_progress=False)
     between = [h for h in res.holds if h.between_rounds and h.start < 360.0]
     # two halves fill the idle K80; the third waits for the boundary
     assert [(h.jobs[0], h.gpu, h.gpus) for h in between] == [("h1", "K80", 0.5), ("h2", "K80", 0.5)]
@@ -128,7 +128,7 @@ def test_part_of_a_gpu_counts_its_share_class() -> None:
 
 def test_round_is_the_old_rule_and_recording_holds_changes_nothing() -> None:
     tr = generate_trace(12, jobs_per_hour=30, seed=5)
-    kw = {"restart_overhead": 5.0, "progress": False}
+    kw = {"restart_overhead": 5.0, "show_progress": False}
     base = simulate(tr, "V100=8,P100=8,K80=8", "fifo", starts="round", **kw)
     old = simulate(tr, "V100=8,P100=8,K80=8", "fifo", starts="round", record_holds=True, **kw)
     assert old.jobs == base.jobs
@@ -141,7 +141,7 @@ def test_idle_finishes_every_job_within_capacity_and_does_all_the_work() -> None
     tr = generate_trace(20, jobs_per_hour=30, seed=2)
     tr = dataclasses.replace(tr, iterations=np.asarray(tr.iterations) / 4)    # a shorter run
     res = simulate(tr, "V100=8,P100=8,K80=8", "fairshare", starts="idle", restart_overhead=5.0,
-                   record_holds=True, progress=False)
+                   record_holds=True, show_progress=False)
     assert all(np.isfinite(j.finish) for j in res.jobs)
     assert all(j.done_iterations == pytest.approx(j.iterations, rel=1e-9) for j in res.jobs)
     assert all(v <= res.cluster[g] for g, v in peak_use(res).items())
@@ -156,7 +156,7 @@ def test_idle_finishes_every_job_within_capacity_and_does_all_the_work() -> None
 
 def test_nodes_bind_the_rounds_and_starts_in_between_stay_type_level() -> None:
     tr = generate_trace(10, jobs_per_hour=30, seed=1, multi_gpu=False)
-    res = simulate(tr, "2xV100:2,2xK80:2", "fifo", starts="idle", record_holds=True, progress=False)
+    res = simulate(tr, "2xV100:2,2xK80:2", "fifo", starts="idle", record_holds=True, show_progress=False)
     assert all(np.isfinite(j.finish) for j in res.jobs)
     assert all(v <= res.cluster[g] for g, v in peak_use(res).items())
 
@@ -175,7 +175,7 @@ def small_traces(draw: st.DrawFn) -> Trace:
 @given(tr=small_traces(), starts=st.sampled_from(["round", "idle"]), overhead=st.sampled_from([0.0, 20.0]))
 def test_property_capacity_completion_and_work(tr: Trace, starts: str, overhead: float) -> None:
     res = simulate(tr, "V100=2,K80=2", "fifo", starts=starts, restart_overhead=overhead, record_holds=True,
-                   progress=False)
+                   show_progress=False)
     assert all(v <= res.cluster[g] for g, v in peak_use(res).items())
     assert all(np.isfinite(j.finish) for j in res.jobs)
     assert all(j.done_iterations == pytest.approx(j.iterations, rel=1e-9) for j in res.jobs)
@@ -188,7 +188,7 @@ def test_property_capacity_completion_and_work(tr: Trace, starts: str, overhead:
        policy=st.sampled_from(["fifo", "fairshare"]))
 def test_property_first_start_is_the_first_gpu_hold(tr: Trace, starts: str, policy: str) -> None:
     """A job's ``first_start`` (queueing delay = first_start - arrival) is when its first GPU hold began."""
-    res = simulate(tr, "V100=2,K80=2", policy, starts=starts, record_holds=True, progress=False)
+    res = simulate(tr, "V100=2,K80=2", policy, starts=starts, record_holds=True, show_progress=False)
     for j in res.jobs:
         first = min(h.start for h in res.holds if j.id in h.jobs)
         assert j.first_start == first and j.arrival <= j.first_start <= j.finish
@@ -202,7 +202,7 @@ def test_property_first_start_is_the_first_gpu_hold(tr: Trace, starts: str, poli
 
 def test_idle_never_finishes_a_job_later_than_it_could_alone() -> None:
     tr = trace([("a", 30.0, 1, tput("V100") * 100.0)])
-    res = simulate(tr, "V100=1,K80=1", "fairshare", starts="idle", progress=False)
+    res = simulate(tr, "V100=1,K80=1", "fairshare", starts="idle", show_progress=False)
     assert res.jobs[0].finish == pytest.approx(130.0)   # empty cluster: the round starts at the arrival
 
 

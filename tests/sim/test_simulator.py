@@ -34,7 +34,7 @@ def one_job(iterations: float, arrival: float = 0.0, model: str = R50) -> Trace:
 
 def test_a_job_finishes_at_the_exact_time_its_work_runs_out() -> None:
     t = tput(R50, "V100")
-    res = simulate(one_job(t * 1000.0), "V100=1", "fairshare", progress=False)
+    res = simulate(one_job(t * 1000.0), "V100=1", "fairshare", show_progress=False)
     job = res.jobs[0]
     assert job.finish == pytest.approx(1000.0)
     assert job.done_iterations == pytest.approx(job.iterations)
@@ -45,7 +45,7 @@ def test_a_job_finishes_at_the_exact_time_its_work_runs_out() -> None:
 
 def test_restart_overhead_is_paid_when_the_placement_changes() -> None:
     t = tput(R50, "V100")
-    res = simulate(one_job(t * 1000.0), "V100=1", "fairshare", restart_overhead=10.0, progress=False)
+    res = simulate(one_job(t * 1000.0), "V100=1", "fairshare", restart_overhead=10.0, show_progress=False)
     assert res.jobs[0].finish == pytest.approx(1010.0)  # paid once: the placement never changes again
 
 
@@ -53,11 +53,11 @@ def test_arrival_inside_a_round_waits_for_the_next_round_only_with_starts_round(
     t = tput(R50, "V100")
     tr = Trace(id=["a", "b"], arrival=[0.0, 100.0], model=[R50, R50], scale=[1, 1],
                iterations=[t * 2000.0, t * 100.0])
-    res = simulate(tr, "V100=2", "fairshare", starts="round", progress=False)
+    res = simulate(tr, "V100=2", "fairshare", starts="round", show_progress=False)
     b = next(j for j in res.jobs if j.id == "b")
     assert b.finish == pytest.approx(360.0 + 100.0)
     # by default it starts at its arrival on the idle second V100
-    res = simulate(tr, "V100=2", "fairshare", progress=False)
+    res = simulate(tr, "V100=2", "fairshare", show_progress=False)
     assert next(j for j in res.jobs if j.id == "b").finish == pytest.approx(100.0 + 100.0)
 
 
@@ -65,17 +65,17 @@ def test_deficits_make_two_jobs_share_one_gpu_in_time() -> None:
     t = tput(R50, "V100")
     tr = Trace(id=["a", "b"], arrival=[0.0, 0.0], model=[R50, R50], scale=[1, 1],
                iterations=[t * 3600.0, t * 3600.0])
-    res = simulate(tr, "V100=1", "fairshare", colocation=False, progress=False)
+    res = simulate(tr, "V100=1", "fairshare", colocation=False, show_progress=False)
     finishes = sorted(j.finish for j in res.jobs)
     # alternating rounds: both finish near 2 x 3600 s, not one at 3600 and the other at 7200
     assert finishes[0] > 6000 and finishes[1] == pytest.approx(7200.0)
-    spatial = simulate(tr, "V100=1", "fairshare", colocation=False, carry_deficits=False, progress=False)
+    spatial = simulate(tr, "V100=1", "fairshare", colocation=False, carry_deficits=False, show_progress=False)
     assert min(j.finish for j in spatial.jobs) == pytest.approx(3600.0)  # no memory: one runs to the end
 
 
 def test_capacity_and_work_are_conserved_on_a_generated_trace() -> None:
     tr = generate_trace(30, jobs_per_hour=20, seed=3, multi_gpu=False)
-    res = simulate(tr, "V100=4,P100=4,K80=4", "fairshare", round_length=1800.0, progress=False)
+    res = simulate(tr, "V100=4,P100=4,K80=4", "fairshare", round_length=1800.0, show_progress=False)
     assert all(math.isfinite(j.finish) for j in res.jobs)
     for j in res.jobs:
         assert j.done_iterations == pytest.approx(j.iterations)
@@ -88,14 +88,14 @@ def test_capacity_and_work_are_conserved_on_a_generated_trace() -> None:
 @pytest.mark.parametrize("policy", ["fairshare", "gavel", "las", "fifo"])
 def test_simulation_is_deterministic(policy: str) -> None:
     tr = generate_trace(25, jobs_per_hour=30, seed=5, multi_gpu=False)
-    a = simulate(tr, "V100=3,P100=3,K80=3", policy, round_length=3600.0, progress=False)
-    b = simulate(tr, "V100=3,P100=3,K80=3", policy, round_length=3600.0, progress=False)
+    a = simulate(tr, "V100=3,P100=3,K80=3", policy, round_length=3600.0, show_progress=False)
+    b = simulate(tr, "V100=3,P100=3,K80=3", policy, round_length=3600.0, show_progress=False)
     assert [(j.id, j.finish) for j in a.jobs] == [(j.id, j.finish) for j in b.jobs]
 
 
 def test_max_rounds_leaves_unfinished_jobs_nan_and_json_round_trips(tmp_path) -> None:
     tr = generate_trace(20, jobs_per_hour=60, seed=1, multi_gpu=False)
-    res = simulate(tr, "V100=2,P100=2,K80=2", "fairshare", max_rounds=3, progress=False)
+    res = simulate(tr, "V100=2,P100=2,K80=2", "fairshare", max_rounds=3, show_progress=False)
     assert len(res.rounds) == 3
     assert any(math.isnan(j.finish) for j in res.jobs)
     assert all(j.active_seconds >= 0 for j in res.jobs)
@@ -112,9 +112,10 @@ def test_max_rounds_leaves_unfinished_jobs_nan_and_json_round_trips(tmp_path) ->
 @pytest.mark.parametrize("policy", ["las", "gavel"])
 def test_stop_when_finished_ends_the_run_in_the_round_the_window_empties(policy: str) -> None:
     tr = generate_trace(16, jobs_per_hour=30, seed=4, multi_gpu=False)
-    full = simulate(tr, "V100=1,P100=1,K80=1", policy, round_length=1800.0, progress=False)
+    full = simulate(tr, "V100=1,P100=1,K80=1", policy, round_length=1800.0, show_progress=False)
     window = [tr.id[i] for i in np.argsort(tr.arrival, kind="stable")[3:8]]
-    part = simulate(tr, "V100=1,P100=1,K80=1", policy, round_length=1800.0, stop_when_finished=window, progress=False)
+    part = simulate(tr, "V100=1,P100=1,K80=1", policy, round_length=1800.0, stop_when_finished=window,
+                    show_progress=False)
     by_id = {j.id: j for j in part.jobs}
     last = max(by_id[w].finish for w in window)
     assert all(math.isfinite(by_id[w].finish) for w in window)
@@ -136,17 +137,17 @@ def test_stop_when_finished_ends_the_run_in_the_round_the_window_empties(policy:
 def test_stop_when_finished_rejects_unknown_ids() -> None:
     tr = one_job(10.0)
     with pytest.raises(InvalidInputError, match=r"stop_when_finished.*zz"):
-        simulate(tr, "V100=1", "fairshare", stop_when_finished=["zz"], progress=False)
+        simulate(tr, "V100=1", "fairshare", stop_when_finished=["zz"], show_progress=False)
     with pytest.raises(InvalidInputError, match=r"stop_when_finished.*collection"):
-        simulate(tr, "V100=1", "fairshare", stop_when_finished="a", progress=False)
+        simulate(tr, "V100=1", "fairshare", stop_when_finished="a", show_progress=False)
     with pytest.raises(InvalidInputError, match=r"stop_when_finished.*names no job"):
-        simulate(tr, "V100=1", "fairshare", stop_when_finished=[], progress=False)
+        simulate(tr, "V100=1", "fairshare", stop_when_finished=[], show_progress=False)
 
 
 def test_job_that_fits_nowhere_is_rejected() -> None:
     tr = Trace(id=["big"], arrival=[0.0], model=[R50], scale=[8], iterations=[10.0])
     with pytest.raises(InvalidInputError, match=r"trace\[0\].*big"):
-        simulate(tr, "V100=4", "fairshare", progress=False)
+        simulate(tr, "V100=4", "fairshare", show_progress=False)
 
 
 @pytest.mark.parametrize("spec, match", [("V100", r"cluster.*TYPE=COUNT"), ("V100=x", r"cluster\.V100.*x"),
@@ -159,20 +160,20 @@ def test_bad_cluster_spec(spec, match) -> None:
 def test_bad_simulation_options() -> None:
     tr = one_job(10.0)
     with pytest.raises(InvalidInputError, match="round_length"):
-        simulate(tr, "V100=1", "fairshare", round_length=0, progress=False)
+        simulate(tr, "V100=1", "fairshare", round_length=0, show_progress=False)
     with pytest.raises(InvalidInputError, match="restart_overhead"):
-        simulate(tr, "V100=1", "fairshare", restart_overhead=-1.0, progress=False)
+        simulate(tr, "V100=1", "fairshare", restart_overhead=-1.0, show_progress=False)
     with pytest.raises(InvalidInputError, match="restart_overhead"):
-        simulate(tr, "V100=1", "fairshare", restart_overhead=1e9, progress=False)
+        simulate(tr, "V100=1", "fairshare", restart_overhead=1e9, show_progress=False)
     with pytest.raises(InvalidInputError, match=r"policy.*nope"):
-        simulate(tr, "V100=1", "nope", progress=False)
+        simulate(tr, "V100=1", "nope", show_progress=False)
 
 
 def test_fair_throughput_record_is_the_time_weighted_fair_share() -> None:
     t = tput(R50, "V100")
     tr = Trace(id=["a", "b"], arrival=[0.0, 0.0], model=[R50, R50], scale=[1, 1],
                iterations=[t * 720.0, t * 720.0])
-    res = simulate(tr, "V100=2", "fairshare", colocation=False, progress=False)
+    res = simulate(tr, "V100=2", "fairshare", colocation=False, show_progress=False)
     for j in res.jobs:  # two jobs, two V100: each one's fair share is one V100
         assert j.fair_throughput == pytest.approx(t)
         assert j.finish == pytest.approx(720.0)
@@ -230,11 +231,11 @@ def test_sim_config_json_round_trip() -> None:
 def test_config_object_and_keywords_give_the_same_run() -> None:
     tr = generate_trace(12, jobs_per_hour=30, seed=2, multi_gpu=False)
     cfg = SimConfig(round_length=1800.0, restart_overhead=20.0, epsilon=0.1)
-    a = simulate(tr, "V100=2,K80=2", "fairshare", config=cfg, progress=False)
+    a = simulate(tr, "V100=2,K80=2", "fairshare", config=cfg, show_progress=False)
     b = simulate(tr, "V100=2,K80=2", "fairshare", round_length=1800.0, restart_overhead=20.0, epsilon=0.1,
-                 progress=False)
+                 show_progress=False)
     c = simulate(tr, "V100=2,K80=2", "fairshare", config={"round_length": 1800.0}, restart_overhead=20.0,
-                 epsilon=0.1, progress=False)
+                 epsilon=0.1, show_progress=False)
     assert a.config == b.config == c.config == cfg
     assert a.jobs == b.jobs == c.jobs
 
@@ -331,5 +332,5 @@ def test_an_asymmetric_partner_is_a_policy_error() -> None:
 
 
 def test_round_records_name_the_utilization() -> None:
-    res = simulate(one_job(tput(R50, "V100") * 1000.0), "V100=2", "fairshare", progress=False)
+    res = simulate(one_job(tput(R50, "V100") * 1000.0), "V100=2", "fairshare", show_progress=False)
     assert all(isinstance(r, RoundRecord) and r.utilization == pytest.approx(0.5) for r in res.rounds)

@@ -14,7 +14,7 @@ from fairshare.sim.catalog import load_catalog
 from fairshare.sim.config import ROUND_LIMIT, SimConfig
 from fairshare.sim.ledger import _Ledger
 from fairshare.sim.metrics import compute_metrics, metrics_by_duration_class
-from fairshare.sim.progress import Progress
+from fairshare.sim.progress_bar import ProgressBar
 from fairshare.sim.result import SimulationResult
 from fairshare.sim.simulator import _progress, check_run, simulate
 from fairshare.sim.traces import Trace, generate_trace
@@ -32,7 +32,7 @@ def trace(work: list[float], arrival: list[float] | None = None, scale: list[int
 def test_until_stops_the_run_and_counts_the_unfinished() -> None:
     rate = load_catalog().alone_throughput(A3C, 1, "V100")
     tr = trace([rate * 100, rate * 36_000, rate * 100], arrival=[0.0, 0.0, 7200.0])
-    res = simulate(tr, "V100=2", "fifo", until=3600.0, progress=False)
+    res = simulate(tr, "V100=2", "fifo", until=3600.0, show_progress=False)
     assert max(r.start for r in res.rounds) < 3600.0 <= res.rounds[-1].start + 360.0
     m = res.metrics()
     assert (m.jobs, m.finished, m.unfinished) == (3, 1, 2)
@@ -43,8 +43,8 @@ def test_until_stops_the_run_and_counts_the_unfinished() -> None:
 
 def test_until_and_max_rounds_whichever_comes_first() -> None:
     tr = generate_trace(20, jobs_per_hour=20, seed=1, multi_gpu=False)
-    a = simulate(tr, "V100=2,K80=2", "fifo", until=7200.0, max_rounds=5, progress=False)
-    b = simulate(tr, "V100=2,K80=2", "fifo", until=1800.0, max_rounds=50, progress=False)
+    a = simulate(tr, "V100=2,K80=2", "fifo", until=7200.0, max_rounds=5, show_progress=False)
+    b = simulate(tr, "V100=2,K80=2", "fifo", until=1800.0, max_rounds=50, show_progress=False)
     assert len(a.rounds) == 5 and len(b.rounds) == 5
     with pytest.raises(InvalidInputError, match=r"`until` = -1"):
         SimConfig(until=-1)
@@ -56,8 +56,8 @@ def test_censored_jobs_run_but_are_left_out_of_jct() -> None:
     rate = load_catalog().alone_throughput(A3C, 1, "V100")
     plain = trace([rate * 360, rate * 720, rate * 1080])
     cens = trace([rate * 360, rate * 720, rate * 1080], censored=[False, True, False])
-    a = simulate(plain, "V100=3", "fifo", progress=False)
-    b = simulate(cens, "V100=3", "fifo", progress=False)
+    a = simulate(plain, "V100=3", "fifo", show_progress=False)
+    b = simulate(cens, "V100=3", "fifo", show_progress=False)
     assert [j.finish for j in a.jobs] == [j.finish for j in b.jobs]       # the simulation itself is the same
     assert [j.censored for j in b.jobs] == [False, True, False]
     ma, mb = a.metrics(), b.metrics()
@@ -70,7 +70,7 @@ def test_duration_classes_use_the_ideal_time_on_the_fastest_type() -> None:
     cat = load_catalog()
     v, k = cat.alone_throughput(A3C, 1, "V100"), cat.alone_throughput(A3C, 1, "K80")
     tr = trace([v * 100, v * 1800, v * 7200])
-    res = simulate(tr, "V100=1,K80=2", "fifo", progress=False)
+    res = simulate(tr, "V100=1,K80=2", "fifo", show_progress=False)
     assert [j.ideal_seconds for j in res.jobs] == pytest.approx([100.0, 1800.0, 7200.0])
     assert k < v
     classes = metrics_by_duration_class(res.jobs, res.rounds, 360.0)
@@ -87,13 +87,13 @@ def test_a_run_sure_to_need_too_many_rounds_is_refused_unless_a_horizon_cuts_it(
     tr = trace([rate * 360.0 * (ROUND_LIMIT + 10)])
     with pytest.raises(InvalidInputError, match=r"`trace\[0\].iterations` = .*needs at least 1e\+06 rounds.*"
                                                 r"set a horizon"):
-        simulate(tr, "V100=1", "fifo", progress=False)
-    res = simulate(tr, "V100=1", "fifo", max_rounds=3, progress=False)
+        simulate(tr, "V100=1", "fifo", show_progress=False)
+    res = simulate(tr, "V100=1", "fifo", max_rounds=3, show_progress=False)
     assert len(res.rounds) == 3 and res.metrics().unfinished == 1
-    assert len(simulate(tr, "V100=1", "fifo", until=1000.0, progress=False).rounds) == 3
+    assert len(simulate(tr, "V100=1", "fifo", until=1000.0, show_progress=False).rounds) == 3
     with pytest.raises(InvalidInputError, match=r"`round_length` = 1e-300: must be a positive number of seconds "
                                                 r"from 0.001 to 1e\+08"):
-        simulate(trace([10.0]), "V100=1", "fifo", round_length=1e-300, progress=False)
+        simulate(trace([10.0]), "V100=1", "fifo", round_length=1e-300, show_progress=False)
 
 
 def test_huge_values_are_refused_with_their_field() -> None:
@@ -104,9 +104,9 @@ def test_huge_values_are_refused_with_their_field() -> None:
     with pytest.raises(InvalidInputError, match=r"`jobs\[0\].scale`"):
         trace([10.0], scale=[2**40])
     with pytest.raises(InvalidInputError, match=r"`cluster.V100` = '1e20'"):
-        simulate(trace([10.0]), "V100=1e20", "fifo", progress=False)
+        simulate(trace([10.0]), "V100=1e20", "fifo", show_progress=False)
     with pytest.raises(InvalidInputError, match=r"`cluster.V100` = 4294967296"):
-        simulate(trace([10.0]), {"V100": 2**32}, "fifo", progress=False)
+        simulate(trace([10.0]), {"V100": 2**32}, "fifo", show_progress=False)
     with pytest.raises(InvalidInputError, match=r"`jobs_per_hour` = 1e-300"):
         generate_trace(3, jobs_per_hour=1e-300, seed=0)
 
@@ -126,7 +126,7 @@ def test_huge_values_are_refused_with_their_field() -> None:
 def test_two_causes_two_messages(cluster: str, scale: int, model: str, match: str) -> None:
     tr = trace([100.0], scale=[scale], model=model)
     with pytest.raises(InvalidInputError, match=match):
-        simulate(tr, cluster, "fifo", progress=False)
+        simulate(tr, cluster, "fifo", show_progress=False)
     with pytest.raises(InvalidInputError, match=match):
         check_run(tr, cluster)
 
@@ -134,21 +134,21 @@ def test_two_causes_two_messages(cluster: str, scale: int, model: str, match: st
 def test_unknown_gpu_type_points_to_the_catalog_that_has_it() -> None:
     with pytest.raises(InvalidInputError, match=r"`cluster` = 'T4': unknown GPU type .*catalog 'modern' \(derived "
                                                 r"figures\).*--catalog modern"):
-        simulate(trace([10.0]), "T4=4", "fifo", progress=False)
-    res = simulate(trace([10.0]), "T4=4,H100=1", "fifo", catalog=load_catalog("modern"), progress=False)
+        simulate(trace([10.0]), "T4=4", "fifo", show_progress=False)
+    res = simulate(trace([10.0]), "T4=4,H100=1", "fifo", catalog=load_catalog("modern"), show_progress=False)
     assert res.metrics().finished == 1
 
 
 def test_results_say_how_many_figures_are_derived() -> None:
     modern = load_catalog("modern")
     tr = trace([100.0, 100.0], model="ResNet-50 (batch size 64)")
-    res = simulate(tr, "V100=1,T4=1,H100=1", "fifo", catalog=modern, progress=False)
+    res = simulate(tr, "V100=1,T4=1,H100=1", "fifo", catalog=modern, show_progress=False)
     assert res.catalog["figures"] == 3 and res.catalog["derived"] == 2
     assert {s["name"]: s["kind"] for s in res.catalog["sources"]} == {"gavel-simulation": "measured",
                                                                         "derived:modern-v1": "derived"}
     back = SimulationResult.from_dict(json.loads(res.to_json()))
     assert back.catalog == res.catalog and back.jobs == res.jobs
-    measured = simulate(tr, "V100=1", "fifo", progress=False)
+    measured = simulate(tr, "V100=1", "fifo", show_progress=False)
     assert measured.catalog["derived"] == 0
 
 
@@ -156,8 +156,8 @@ def test_metadata_and_gpus_reach_the_records_and_change_nothing_else() -> None:
     base = trace([500.0, 900.0])
     extra = Trace(id=base.id, arrival=base.arrival, model=base.model, scale=base.scale, iterations=base.iterations,
                   gpus=[0.5, 1.0], metadata=[{"queue": "q1"}, {}])
-    a = simulate(base, "V100=1", "fifo", progress=False)
-    b = simulate(extra, "V100=1", "fifo", progress=False)
+    a = simulate(base, "V100=1", "fifo", show_progress=False)
+    b = simulate(extra, "V100=1", "fifo", show_progress=False)
     assert [j.finish for j in a.jobs] == [j.finish for j in b.jobs]
     assert b.jobs[0].metadata == {"queue": "q1"} and b.jobs[1].metadata == {}
     text = b.to_json()
@@ -187,11 +187,11 @@ def test_progress_is_simulated_time_towards_the_longest_remaining_job() -> None:
 
 def test_progress_bar_prints_the_given_eta() -> None:
     buf = io.StringIO()
-    bar = Progress(1.0, "sim", delay=0.0, interval=0.0, stream=buf)
+    bar = ProgressBar(1.0, "sim", delay=0.0, interval=0.0, stream=buf)
     assert bar.due()
     bar.update(0.25, "round 3", eta=3725.0)
     bar.close("(done)")
     text = buf.getvalue()
     assert " 25.0% " in text and "eta 1h02m" in text and "round 3" in text and "sim done in" in text
-    quiet = Progress(1.0, "sim", enabled=False, stream=buf)
+    quiet = ProgressBar(1.0, "sim", enabled=False, stream=buf)
     assert not quiet.due()

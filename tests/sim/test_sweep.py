@@ -24,13 +24,13 @@ def finishes(results) -> list[list[float]]:
 def test_results_come_back_in_spec_order_and_match_serial_runs() -> None:
     serial = [run_spec(s) for s in specs()]
     with ThreadPoolExecutor(max_workers=2) as ex:
-        threaded = run_sweep(specs(), executor=ex, progress=False)
+        threaded = run_sweep(specs(), executor=ex, show_progress=False)
     assert [r.policy for r in threaded] == [s.label for s in specs()]
     assert finishes(threaded) == finishes(serial)
 
 
 def test_process_pool_is_the_default() -> None:
-    out = run_sweep(specs()[:2], max_workers=2, progress=False)
+    out = run_sweep(specs()[:2], max_workers=2, show_progress=False)
     assert finishes(out) == finishes([run_spec(s) for s in specs()[:2]])
 
 
@@ -38,7 +38,7 @@ def test_dask_client_executor_drops_in() -> None:
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as lc, \
             distributed.Client(lc) as client:
-        out = run_sweep(specs()[:2], executor=client.get_executor(), progress=False)
+        out = run_sweep(specs()[:2], executor=client.get_executor(), show_progress=False)
     assert finishes(out) == finishes([run_spec(s) for s in specs()[:2]])
 
 
@@ -56,5 +56,5 @@ def test_process_pool_after_highs_has_run_in_this_process() -> None:
     from fairshare.testing.random_rounds import random_round
 
     allocate(random_round(300, seed=0), mode="exact")
-    out = run_sweep(specs()[:2], max_workers=2, progress=False)
+    out = run_sweep(specs()[:2], max_workers=2, show_progress=False)
     assert [r.policy for r in out] == [s.label for s in specs()[:2]]

@@ -10,11 +10,11 @@ import sys
 import time
 from typing import TextIO
 
-__all__ = ["Progress"]
+__all__ = ["ProgressBar"]
 
 
-class Progress:
-    """Progress of a run towards ``total`` units (``None`` = unknown), labelled ``label``.
+class ProgressBar:
+    """A progress bar of a run towards ``total`` units (``None`` = unknown), labelled ``label``.
 
     Parameters
     ----------
