@@ -264,7 +264,7 @@ def test_array_form_is_the_fair_share_of_the_round(problem):
     for scale in (problem.scale, problem.scale.astype(np.float64)):
         got = fair_share_of(scale, problem.weight, problem.throughput, problem.capacity)
         assert got.theta == want.theta or (np.isinf(got.theta) and np.isinf(want.theta))
-        for a, b in ((got.entitlement, want.entitlement), (got.allocation, want.allocation),
+        for a, b in ((got.entitlement, want.entitlement), (got.shares, want.shares),
                      (got.fair_throughput, want.fair_throughput), (got.usable_types, want.usable_types)):
             np.testing.assert_array_equal(a, b)
 
