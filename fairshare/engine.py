@@ -381,11 +381,10 @@ class Engine:
         problem = RoundProblem.from_dict(round_doc)
         if not (ruled or priced):
             return problem
-        history = JobHistory(remaining_iterations=remaining, done_iterations=done, age=age)
+        past = JobHistory(remaining_iterations=remaining, done_iterations=done, age=age)
         return problem.with_prices(
-            priority=self._priority.priorities(problem, history) if ruled else None,
-            shortfall_price=(self._price.prices(problem, history, fair_share(problem).fair_throughput)
-                             if priced else None))
+            priority=self._priority.priorities(problem, past) if ruled else None,
+            shortfall_price=self._price.prices(problem, past, fair_share(problem).fair_throughput) if priced else None)
 
     def plan(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]] = (), *,
              round_seconds: float | None = None) -> Allocation:
@@ -513,11 +512,10 @@ class Engine:
                                           self._fairness_weight, length)
         if not (ruled or priced):
             return problem
-        history = JobHistory(remaining_iterations=remaining, done_iterations=done, age=age)
+        past = JobHistory(remaining_iterations=remaining, done_iterations=done, age=age)
         return problem.with_prices(
-            priority=self._priority.priorities(problem, history) if ruled else None,
-            shortfall_price=(self._price.prices(problem, history, fair_share(problem).fair_throughput)
-                             if priced else None))
+            priority=self._priority.priorities(problem, past) if ruled else None,
+            shortfall_price=self._price.prices(problem, past, fair_share(problem).fair_throughput) if priced else None)
 
     def commit(self, allocation: Allocation | None = None, *, progress: Mapping[str, float] | None = None,
                seconds: float | None = None) -> dict[str, float]:
