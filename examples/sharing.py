@@ -54,9 +54,9 @@ from typing import Any
 
 import numpy as np
 
+from fairshare.cluster import Cluster
 from fairshare.policies import policy_names
 from fairshare.sim.catalog import load_catalog
-from fairshare.sim.cluster_spec import cluster_nodes
 from fairshare.sim.metrics import RunMetrics, compute_metrics
 from fairshare.sim.records import JobRecord
 from fairshare.sim.result import SimulationResult
@@ -122,7 +122,7 @@ def sharing_trace(num_jobs: int, jobs_per_hour: float, seed: int, gpu_types: Seq
 
 def counts_spec(nodes: str) -> str:
     """The same cluster as GPU counts per type (``"T4=16,..."``): no nodes, no binding."""
-    gpus, _ = cluster_nodes(nodes)
+    gpus = Cluster.parse(nodes).by_type()
     return ",".join(f"{g}={n}" for g, n in gpus.items())
 
 
@@ -289,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = sorted(set(policies) - set(policy_names()))
     if unknown:
         ap.error(f"unknown policies {unknown}; known: {list(policy_names())}")
-    gpus, _ = cluster_nodes(nodes)
+    gpus = Cluster.parse(nodes).by_type()
     counts = counts_spec(nodes)
     a.out.mkdir(parents=True, exist_ok=True)
     rows_v = variants(policies)

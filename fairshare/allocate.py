@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from fairshare.allocation import Allocation, Status
-from fairshare.binding import Binding, Node, bind
+from fairshare.binding import bind
+from fairshare.cluster import Binding, Node
 from fairshare.errors import InvalidInputError
 from fairshare.formulation import RoundModel, build_model
 from fairshare.methods import METHODS, MODES, Mode, SolveOptions

@@ -14,7 +14,7 @@ import numpy as np
 
 from fairshare._compat import StrEnum
 from fairshare._validate import clip
-from fairshare.binding import Binding
+from fairshare.cluster import Binding
 from fairshare.errors import InvalidInputError
 from fairshare.packing import pack_shares
 

@@ -1,8 +1,8 @@
 """Node-level binding: from "n GPUs of type g" to node ids and GPU indices (a second stage after the round).
 
 The round problem decides, per job, a GPU type and a number of GPUs. :func:`bind` turns such placements into
-concrete GPUs of named nodes (:class:`Node`: an id, a GPU type, a GPU count). It never changes which jobs
-run, on which type, or with which partner; it only chooses GPUs. Guarantees:
+concrete GPUs of named nodes (:class:`~fairshare.cluster.Node`: an id, a GPU type, a GPU count). It never
+changes which jobs run, on which type, or with which partner; it only chooses GPUs. Guarantees:
 
 1. **No GPU over 1.** A whole-GPU placement gets ``n`` distinct GPUs nothing else uses; fractional jobs, counted
    by share class ``1/2^k``, are packed first fit decreasing onto GPUs whose classes sum to at most 1, so a
@@ -15,8 +15,9 @@ run, on which type, or with which partner; it only chooses GPUs. Guarantees:
 4. **GPU indices.** Inside a node, the fewest GPUs change hands (a minimum-cost flow, networkx).
 
 Results do not depend on the order of the placements. The algorithm and its proof are in ``docs/binding.md``;
-its cost is measured by ``benchmarks/bench_binding.py`` (docs/performance.md). The binding reports
-``split_gangs`` and ``moved_jobs``.
+its cost is measured by ``benchmarks/bench_binding.py`` (docs/performance.md). The result, a
+:class:`~fairshare.cluster.Binding`, reports ``split_gangs`` and ``moved_jobs``; it and the nodes are data of the
+core (:mod:`fairshare.cluster`), this algorithm sits beside the solve methods.
 
 Examples
 --------
@@ -31,229 +32,20 @@ Examples
 from __future__ import annotations
 
 import bisect
-import gc
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from fairshare._validate import clip, is_int, is_real
+from fairshare.cluster import Binding, BoundPlacement, Cluster, Node, parse_nodes
 from fairshare.errors import InvalidInputError
 from fairshare.packing import share_class
 
-__all__ = ["MAX_NODE_GPUS", "NODE_KEYS", "Binding", "BoundPlacement", "Node", "bind", "check_nodes",
-           "gpus_of_nodes", "parse_nodes"]
+__all__ = ["bind"]
 
-#: Keys of a node object of the round document.
-NODE_KEYS = frozenset({"id", "gpu", "gpus"})
-#: Most GPUs of one node.
-MAX_NODE_GPUS = 2**20
 _FULL = 1.0 + 1e-9  # a GPU's fractional load may reach 1 within rounding
-
-
-@dataclass(frozen=True, slots=True)
-class Node:
-    """One node of the cluster: ``gpus`` GPUs of type ``gpu``, indexed ``0 .. gpus - 1``."""
-
-    id: str
-    gpu: str
-    gpus: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """The node's object of the round document."""
-        return {"id": self.id, "gpu": self.gpu, "gpus": self.gpus}
-
-
-def parse_nodes(value: object, field: str = "nodes") -> tuple[Node, ...]:
-    """Check a node list (``Node`` objects or ``{"id", "gpu", "gpus"}`` objects) and return it as nodes.
-
-    Raises
-    ------
-    InvalidInputError
-        Naming the field (``nodes[3].gpus``) for: not a list, an entry that is not an object, an unknown or
-        missing key, an id that is not a non-empty string or repeats, a type that is not a non-empty string,
-        a GPU count that is not an integer from 1 to :data:`MAX_NODE_GPUS`.
-
-    Examples
-    --------
-    >>> parse_nodes([{"id": "n0", "gpu": "V100", "gpus": 0}])
-    Traceback (most recent call last):
-    ...
-    fairshare.errors.InvalidInputError: `nodes[0].gpus` = 0: must be an integer from 1 to 1048576
-    """
-    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
-        raise InvalidInputError(field, clip(value), "must be a list of node objects {id, gpu, gpus}")
-    out: list[Node] = []
-    seen: set[str] = set()
-    for i, item in enumerate(value):
-        if type(item) is Node and type(item.id) is str and type(item.gpu) is str and type(item.gpus) is int \
-                and item.id and item.gpu and 1 <= item.gpus <= MAX_NODE_GPUS and item.id not in seen:
-            seen.add(item.id)  # already a valid node: the common case, checked cheaply
-            out.append(item)
-            continue
-        where = f"{field}[{i}]"
-        if isinstance(item, Node):
-            item = item.to_dict()
-        if not isinstance(item, Mapping):
-            raise InvalidInputError(where, clip(item), "must be an object {id, gpu, gpus}")
-        for key in item:
-            if key not in NODE_KEYS:
-                raise InvalidInputError(f"{where}.{key}", clip(item[key]), "unknown key (allowed: gpu, gpus, id)")
-        for key in ("id", "gpu", "gpus"):
-            if key not in item:
-                raise InvalidInputError(f"{where}.{key}", None, "missing")
-        nid, gpu, count = item["id"], item["gpu"], item["gpus"]
-        if not isinstance(nid, str) or not nid:
-            raise InvalidInputError(f"{where}.id", clip(nid), "must be a non-empty string")
-        if nid in seen:
-            raise InvalidInputError(f"{where}.id", nid, "duplicate node id")
-        seen.add(nid)
-        if not isinstance(gpu, str) or not gpu:
-            raise InvalidInputError(f"{where}.gpu", clip(gpu), "must be a non-empty string (a GPU type)")
-        if not (is_int(count) and not isinstance(count, float) and 1 <= count <= MAX_NODE_GPUS):
-            raise InvalidInputError(f"{where}.gpus", clip(count), f"must be an integer from 1 to {MAX_NODE_GPUS}")
-        out.append(Node(nid, gpu, int(count)))
-    return tuple(out)
-
-
-def gpus_of_nodes(nodes: Iterable[Node]) -> dict[str, int]:
-    """GPUs per type of a node list, types in order of first appearance.
-
-    >>> gpus_of_nodes([Node("a", "V100", 8), Node("b", "K80", 4), Node("c", "V100", 8)])
-    {'V100': 16, 'K80': 4}
-    """
-    out: dict[str, int] = {}
-    for n in nodes:
-        out[n.gpu] = out.get(n.gpu, 0) + n.gpus
-    return out
-
-
-def check_nodes(nodes: Sequence[Node], gpus: Mapping[str, int], field: str = "nodes") -> None:
-    """Check that ``nodes`` describe exactly the cluster ``gpus`` (type -> GPUs).
-
-    Every node's type must be a type of ``gpus``, and the nodes of each type must hold exactly ``gpus[type]``
-    GPUs: the round's capacity is what the nodes have (a type with 0 GPUs has no node).
-
-    Raises
-    ------
-    InvalidInputError
-        ``nodes[i].gpu`` for an unknown type; ``nodes`` for a type whose node total differs from its capacity.
-    """
-    for i, n in enumerate(nodes):
-        if n.gpu not in gpus:
-            raise InvalidInputError(f"{field}[{i}].gpu", n.gpu, "GPU type is not in `gpus`")
-    totals = gpus_of_nodes(nodes)
-    for g, c in gpus.items():
-        if totals.get(g, 0) != int(c):
-            raise InvalidInputError(field, {g: totals.get(g, 0)}, f"the nodes of type {g!r} hold "
-                                    f"{totals.get(g, 0)} GPUs, but `gpus.{g}` is {int(c)}: they must be equal")
-
-
-@dataclass(frozen=True, slots=True)
-class BoundPlacement:
-    """A placement bound to GPUs: ``gpus`` lists ``(node id, GPU index)`` pairs in node order, then index order.
-
-    ``share`` is 1 for a whole-GPU placement (a job or a co-located pair on ``len(gpus)`` GPUs) and the
-    job's share of its one GPU for a fractional job.
-    """
-
-    jobs: tuple[str, ...]
-    gpu: str
-    gpus: tuple[tuple[str, int], ...]
-    share: float = 1.0
-
-    @property
-    def nodes(self) -> dict[str, list[int]]:
-        """Node id -> GPU indices used on it (nodes in order of first use)."""
-        out: dict[str, list[int]] = {}
-        for node, idx in self.gpus:
-            out.setdefault(node, []).append(idx)
-        return out
-
-    @property
-    def split(self) -> bool:
-        """The placement spans more than one node."""
-        return len({n for n, _ in self.gpus}) > 1
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"jobs", "gpu", "nodes": {node id: [indices]}, "share"}``."""
-        return {"jobs": list(self.jobs), "gpu": self.gpu, "nodes": self.nodes, "share": self.share}
-
-
-@dataclass(frozen=True, slots=True)
-class Binding:
-    """Every placement of a round bound to node ids and GPU indices (:func:`bind`).
-
-    Attributes
-    ----------
-    placements : tuple of BoundPlacement
-        One per whole-GPU placement, in the order of the placements given, then one per fractional job.
-    split_gangs : int
-        Whole-GPU placements spread over more than one node.
-    moved_jobs : int
-        Jobs that held GPUs in the previous binding and hold a different set now.
-    seconds : float
-        Wall time of :func:`bind`.
-    """
-
-    placements: tuple[BoundPlacement, ...]
-    split_gangs: int
-    moved_jobs: int
-    seconds: float = 0.0
-
-    def gpus_of(self) -> dict[str, tuple[str, tuple[tuple[str, int], ...]]]:
-        """Job id -> (GPU type, its GPUs)."""
-        return {j: (p.gpu, p.gpus) for p in self.placements for j in p.jobs}
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``binding`` object of the round output (docs/json-formats.md)."""
-        return {"placements": [p.to_dict() for p in self.placements], "split_gangs": self.split_gangs,
-                "moved_jobs": self.moved_jobs, "seconds": self.seconds}
-
-    @classmethod
-    def from_dict(cls, doc: object, field: str = "binding") -> Binding:
-        """Rebuild a binding from :meth:`to_dict` output.
-
-        Raises
-        ------
-        InvalidInputError
-            Naming the key (``binding.placements[2].nodes``) that is missing or malformed.
-        """
-        if not isinstance(doc, Mapping):
-            raise InvalidInputError(field, clip(doc), "must be a binding object")
-        raw = doc.get("placements")
-        if not isinstance(raw, list):
-            raise InvalidInputError(f"{field}.placements", clip(raw), "must be a list")
-        out = []
-        for i, p in enumerate(raw):
-            where = f"{field}.placements[{i}]"
-            if not isinstance(p, Mapping):
-                raise InvalidInputError(where, clip(p), "must be an object")
-            jobs, gpu, nodes, share = p.get("jobs"), p.get("gpu"), p.get("nodes"), p.get("share", 1.0)
-            if not (isinstance(jobs, list) and jobs and all(isinstance(j, str) for j in jobs)):
-                raise InvalidInputError(f"{where}.jobs", clip(jobs), "must be a non-empty list of job ids")
-            if not isinstance(gpu, str):
-                raise InvalidInputError(f"{where}.gpu", clip(gpu), "must be a GPU type")
-            if not (isinstance(nodes, Mapping) and nodes and all(
-                    isinstance(v, list) and v and all(is_int(x) and not isinstance(x, float) and x >= 0 for x in v)
-                    for v in nodes.values())):
-                raise InvalidInputError(f"{where}.nodes", clip(nodes),
-                                        "must be an object of node id -> non-empty list of GPU indices")
-            if not (is_real(share) and 0 < share <= 1):
-                raise InvalidInputError(f"{where}.share", clip(share), "must be a number in (0, 1]")
-            gpus = tuple((str(n), int(x)) for n, v in nodes.items() for x in v)
-            out.append(BoundPlacement(tuple(jobs), gpu, gpus, float(share)))
-        counts = {}
-        for key in ("split_gangs", "moved_jobs"):
-            v = doc.get(key, 0)
-            if not (is_int(v) and not isinstance(v, float) and v >= 0):
-                raise InvalidInputError(f"{field}.{key}", clip(v), "must be an integer >= 0")
-            counts[key] = int(v)
-        secs = doc.get("seconds", 0.0)
-        if not (is_real(secs) and secs >= 0):
-            raise InvalidInputError(f"{field}.seconds", clip(secs), "must be a number >= 0")
-        return cls(tuple(out), counts["split_gangs"], counts["moved_jobs"], float(secs))
 
 
 @dataclass(slots=True)
@@ -269,7 +61,7 @@ class _Unit:
     pinned: bool = False  # kept on its previous GPUs
 
 
-def bind(allocation: Any, nodes: Sequence[Node] | Sequence[Mapping[str, Any]],
+def bind(allocation: Any, nodes: Cluster | Sequence[Node] | Sequence[Mapping[str, Any]],
          previous: Binding | Mapping[str, Any] | None = None, *,
          shares: Mapping[str, float] | None = None, defragment: bool = True) -> Binding:
     """Bind a round's placements to node ids and GPU indices (see the module documentation).
@@ -280,8 +72,9 @@ def bind(allocation: Any, nodes: Sequence[Node] | Sequence[Mapping[str, Any]],
         An :class:`~fairshare.allocation.Allocation` of an integer mode (``exact`` or ``fast``, or a policy),
         or its placements: objects with ``jobs``, ``gpu`` and ``gpus``, or ``(jobs, gpu, gpus)`` tuples. A
         placement whose ``gpus`` is below 1 is a fractional job with that share of one GPU.
-    nodes : sequence of Node or of node objects
-        The cluster's nodes (:func:`parse_nodes`).
+    nodes : sequence of Node or of node objects, or Cluster
+        The cluster's nodes (:func:`fairshare.cluster.parse_nodes`), or a :class:`~fairshare.cluster.Cluster`
+        that names them.
     previous : Binding or its dict, optional
         The previous round's binding: placements that did not change keep their GPUs.
     shares : mapping of job id to float, optional
@@ -303,21 +96,8 @@ def bind(allocation: Any, nodes: Sequence[Node] | Sequence[Mapping[str, Any]],
         that no node has, a share outside (0, 1), or placements that need more GPUs of a type than its nodes
         hold (``nodes``).
     """
-    enabled = gc.isenabled()
-    gc.disable()  # a binding allocates many small tuples and no cycles: the collector only costs time here
-    try:
-        return _bind(allocation, nodes, previous, shares, defragment)
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _bind(allocation: Any, nodes: Sequence[Node] | Sequence[Mapping[str, Any]],
-          previous: Binding | Mapping[str, Any] | None, shares: Mapping[str, float] | None,
-          defragment: bool) -> Binding:
-    """:func:`bind` with the collector off."""
     t0 = time.perf_counter()
-    node_list = parse_nodes(nodes)
+    node_list = nodes.nodes if isinstance(nodes, Cluster) else parse_nodes(nodes)
     if getattr(allocation, "mode", None) == "lp":
         raise InvalidInputError("allocation.mode", "lp", "an lp allocation holds time fractions, which cannot be "
                                 "bound to GPUs (bind an exact or fast allocation)")

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from fairshare._validate import clip, is_real
+from fairshare.cluster import Cluster
 from fairshare.errors import InvalidInputError
 from fairshare.problem import RoundProblem
 from fairshare.running import DEFAULT_ROUND_SECONDS, Running
@@ -264,16 +265,14 @@ def round_problem_from_dict(doc: object) -> RoundProblem:
     for key in ("gpus", "jobs"):
         if key not in doc:
             raise InvalidInputError(key, None, "missing")
-    gpus, jobs, coloc = doc["gpus"], doc["jobs"], doc.get("colocation", [])
-    if not isinstance(gpus, Mapping):
-        raise InvalidInputError("gpus", clip(gpus), "must be an object of GPU type -> number of GPUs")
+    jobs, coloc = doc["jobs"], doc.get("colocation", [])
+    cluster = Cluster.of_counts(doc["gpus"], "gpus", whole_floats=True)  # JSON numbers: 2.0 is 2 GPUs
     if not isinstance(jobs, list):
         raise InvalidInputError("jobs", clip(jobs), "must be a list of job objects")
     if not isinstance(coloc, list):
         raise InvalidInputError("colocation", clip(coloc), "must be a list")
-    gpu_types = tuple(str(g) for g in gpus)
+    gpu_types = cluster.gpu_types
     gidx = {g: i for i, g in enumerate(gpu_types)}
-    capacity = np.array([_number(c, count=True) for c in gpus.values()], dtype=np.float64)
 
     N, G = len(jobs), len(gpu_types)
     ids: list[str] = []
@@ -349,7 +348,7 @@ def round_problem_from_dict(doc: object) -> RoundProblem:
 
     running = _running(doc, N, G, current_gpu, partners, restart, jidx, ids)
     try:
-        return RoundProblem(gpu_types=gpu_types, capacity=capacity, job_ids=tuple(ids), scale=scale,
+        return RoundProblem(gpu_types=gpu_types, capacity=cluster.capacity_array(), job_ids=tuple(ids), scale=scale,
                             throughput=throughput, weight=weight, deficit=deficit, priority=priority,
                             pair_jobs=pair_jobs,
                             pair_gpu=pair_gpu, pair_throughput=pair_throughput,
@@ -396,8 +395,6 @@ def _number(value: object, *, count: bool = False) -> float:
 
 def _numbers(doc: Mapping[str, Any]) -> Iterator[tuple[str, object]]:
     """(field, value as written) for every number :func:`round_problem_from_dict` converted."""
-    for g, c in doc["gpus"].items():
-        yield f"gpus.{g}", c
     for i, job in enumerate(doc["jobs"]):
         yield f"jobs[{i}].scale", job.get("scale")
         yield f"jobs[{i}].weight", job.get("weight", 1.0)
@@ -443,10 +440,11 @@ def round_problem_to_dict(problem: RoundProblem) -> dict[str, Any]:
     coloc = [{"jobs": [problem.job_ids[a], problem.job_ids[b]], "gpu": G[g], "throughput": [x, y]}
              for (a, b), g, (x, y) in zip(problem.pair_jobs.tolist(), problem.pair_gpu.tolist(),
                                           problem.pair_throughput.tolist())]
-    out: dict[str, Any] = {"gpus": dict(zip(G, problem.capacity.tolist())), "jobs": jobs, "colocation": coloc,
+    cluster = problem.cluster
+    out: dict[str, Any] = {"gpus": cluster.by_type(), "jobs": jobs, "colocation": coloc,
                            "epsilon": problem.epsilon, "fairness_weight": problem.fairness_weight}
-    if problem.nodes:  # optional: rounds without nodes read back as they were
-        out["nodes"] = [n.to_dict() for n in problem.nodes]
+    if cluster.nodes:  # optional: rounds without nodes read back as they were
+        out["nodes"] = [n.to_dict() for n in cluster.nodes]
     if run is not None:
         out["round_seconds"] = run.round_seconds
     return out

@@ -44,7 +44,7 @@ from fairshare._io import write_atomically
 from fairshare._validate import clip, is_real
 from fairshare.allocate import SolveOptions, allocate
 from fairshare.allocation import Allocation, Status
-from fairshare.binding import Binding, Node, gpus_of_nodes, parse_nodes
+from fairshare.cluster import Binding, Cluster, Node
 from fairshare.engine_state import (
     DEFAULT_PRIORITY,
     DEFAULT_SHORTFALL_PRICE,
@@ -56,9 +56,7 @@ from fairshare.engine_state import (
     check_deficits,
     check_epsilon,
     check_fairness_weight,
-    check_gpus,
     check_mode,
-    check_nodes,
     check_options,
     check_round_index,
     check_round_seconds,
@@ -95,7 +93,7 @@ class Engine:
     ----------
     gpus : mapping of str to int
         The cluster: GPU type (a non-empty string) -> whole GPUs, an integer from 0 to
-        :data:`~fairshare.problem.MAX_GPUS`. The order of the types is kept, in saved states too. May be
+        :data:`~fairshare.cluster.MAX_GPUS`. The order of the types is kept, in saved states too. May be
         replaced between rounds (``engine.gpus = {...}``); :attr:`gpus` itself is read-only.
     mode : {"fast", "exact", "lp"}
         Solve mode of every round.
@@ -159,12 +157,12 @@ class Engine:
         self._priority = priority_rule(priority)
         self._price = price_rule(shortfall_price)
         self._round_seconds = check_round_seconds(round_seconds, "round_seconds")
-        self._nodes = check_nodes(nodes, self._gpus, "nodes")
+        self._set_cluster(self._cluster.with_nodes(nodes, "nodes"))
         self._binding: Binding | None = None
 
     def _configure(self, prefix: str, gpus: object, mode: object, epsilon: object, fairness_weight: object,
                    options: object, deficits: object, round_index: object) -> None:
-        self._gpus = check_gpus(gpus, prefix + "gpus")
+        self._set_cluster(Cluster.of_counts(gpus, prefix + "gpus"))
         self._mode = check_mode(mode, prefix + "mode")
         self._epsilon = check_epsilon(epsilon, prefix + "epsilon")
         self._fairness_weight = check_fairness_weight(fairness_weight, prefix + "fairness_weight")
@@ -188,7 +186,18 @@ class Engine:
         self._pending_seconds = 0.0  # length of the round the pending plan was made for
         self._last_round: tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]] | None = None  # for event()
 
+    def _set_cluster(self, cluster: Cluster) -> None:
+        """The cluster, and its views ``_gpus`` (type -> GPUs) and ``_nodes``."""
+        self._cluster = cluster
+        self._gpus = cluster.by_type()
+        self._nodes = cluster.nodes
+
     # ------------------------------------------------------------------ settings (checked on assignment)
+    @property
+    def cluster(self) -> Cluster:
+        """The cluster as one value: :attr:`gpus` and :attr:`nodes` (:class:`~fairshare.cluster.Cluster`)."""
+        return self._cluster
+
     @property
     def gpus(self) -> Mapping[str, int]:
         """The cluster, GPU type -> whole GPUs (read-only; assign a new mapping to change it)."""
@@ -196,9 +205,7 @@ class Engine:
 
     @gpus.setter
     def gpus(self, value: Mapping[str, int]) -> None:
-        gpus = check_gpus(value, "gpus")
-        check_nodes(self._nodes, gpus, "gpus")
-        self._gpus = gpus
+        self._set_cluster(Cluster.of_counts(value, "gpus").with_nodes(self._nodes, "gpus"))
 
     @property
     def nodes(self) -> tuple[Node, ...]:
@@ -211,11 +218,11 @@ class Engine:
 
     @nodes.setter
     def nodes(self, value: Sequence[Node | Mapping[str, Any]] | None) -> None:
-        nodes = parse_nodes(value or ())
-        if nodes:
+        if value:
             # a type whose last node went stays at 0 GPUs: its jobs wait (held_out), they are not refused
-            self._gpus = check_gpus({**dict.fromkeys(self._gpus, 0), **gpus_of_nodes(nodes)}, "nodes")
-        self._nodes = nodes
+            self._set_cluster(Cluster.of_nodes(value, "nodes", types=self._cluster.gpu_types))
+        else:
+            self._set_cluster(self._cluster.with_nodes(None))
 
     @property
     def held_out(self) -> tuple[str, ...]:
@@ -650,8 +657,7 @@ class Engine:
             replace_by[name] = job
         if isinstance(colocation, (str, bytes, Mapping)) or not isinstance(colocation, Sequence):
             raise InvalidInputError("colocation", clip(colocation), "must be a list")
-        if gpus is not None:
-            check_nodes(self._nodes, check_gpus(gpus, "gpus"), "gpus")
+        new_cluster = None if gpus is None else Cluster.of_counts(gpus, "gpus").with_nodes(self._nodes, "gpus")
         alloc = self._pending
         where: dict[str, dict[str, str]] = {}
         for p in alloc.placements:
@@ -682,7 +688,7 @@ class Engine:
         now.extend(_with_current(j, None) for j in arrived)  # a job that arrives is not running yet
         cols = [c for c in pairs if not any(j in gone for j in c.get("jobs", ()))] + list(colocation)
         rest = length - value
-        new_gpus = self._gpus if gpus is None else check_gpus(gpus, "gpus")
+        new_gpus = self._gpus if new_cluster is None else new_cluster.by_type()
         kept = self._kept_jobs if self._live() else None
         if kept is not None and tuple(new_gpus) == kept.gpu_types:
             for name, objs in (("arrived", arrived), ("changed", changed)):
@@ -697,15 +703,15 @@ class Engine:
                              capacity=np.array(list(new_gpus.values()), np.float64))
             self.commit(alloc, progress=progress, seconds=value)
             kept.accept()
-            if gpus is not None:
-                self.gpus = gpus
+            if new_cluster is not None:
+                self._set_cluster(new_cluster)
             read = {str(j.get("id")) for j in changed} | {str(j.get("id")) for j in arrived}
             return self._plan_kept(now, cols, ids, rest, read)
         if gpus is None:  # the full path: the new round is checked before anything is committed
             self.problem(now, cols, round_seconds=rest)
         self.commit(alloc, progress=progress, seconds=value)
-        if gpus is not None:
-            self.gpus = gpus
+        if new_cluster is not None:
+            self._set_cluster(new_cluster)
         return self.plan(now, cols, round_seconds=rest)
 
     def _why_not_pending(self, alloc: object) -> str:
@@ -739,10 +745,9 @@ class Engine:
         ({'V100': 2, 'K80': 1}, ['V100', 'K80'], {'a': 0.5}, 1)
         """
         return state_to_dict(EngineState(
-            gpus=self._gpus, mode=self._mode, epsilon=self._epsilon, fairness_weight=self._fairness_weight,
+            cluster=self._cluster, mode=self._mode, epsilon=self._epsilon, fairness_weight=self._fairness_weight,
             options=self._options, round_index=self._round_index, deficits=self._deficits, priority=self._priority,
-            shortfall_price=self._price, round_seconds=self._round_seconds, nodes=self._nodes,
-            binding=self._binding))
+            shortfall_price=self._price, round_seconds=self._round_seconds, binding=self._binding))
 
     @classmethod
     def from_state(cls, doc: Mapping[str, Any], *,
@@ -770,12 +775,13 @@ class Engine:
         """An engine with the checked settings and history ``st`` (nothing planned yet)."""
         engine = cls.__new__(cls)
         engine._incremental = True
-        engine._gpus, engine._mode, engine._epsilon = st.gpus, st.mode, st.epsilon
+        engine._set_cluster(st.cluster)
+        engine._mode, engine._epsilon = st.mode, st.epsilon
         engine._fairness_weight, engine._options = st.fairness_weight, st.options
         engine._deficits, engine._round_index = st.deficits, st.round_index
         engine._reset_plans()
         engine._priority, engine._price = st.priority, st.shortfall_price
-        engine._round_seconds, engine._nodes, engine._binding = st.round_seconds, st.nodes, st.binding
+        engine._round_seconds, engine._binding = st.round_seconds, st.binding
         return engine
 
     def save(self, path: str | os.PathLike[str]) -> None:

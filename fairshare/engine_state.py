@@ -21,18 +21,17 @@ import numpy as np
 from fairshare._io import ReadRefused, read_limited
 from fairshare._validate import clip, is_real
 from fairshare.allocate import MODES, SolveOptions
-from fairshare.binding import Binding, Node, parse_nodes
-from fairshare.binding import check_nodes as check_node_totals
+from fairshare.cluster import Binding, Cluster
 from fairshare.documents import MAX_JSON_BYTES, read_json
 from fairshare.errors import InvalidInputError
 from fairshare.priority import RULES, PriorityRule, priority_rule
-from fairshare.problem import MAX_GPUS, MAX_VALUE
+from fairshare.problem import MAX_VALUE
 from fairshare.running import DEFAULT_ROUND_SECONDS, MAX_SECONDS
 from fairshare.shortfall_price import PRICE_RULES, ShortfallPriceRule, price_rule
 
 __all__ = ["DEFAULT_PRIORITY", "DEFAULT_SHORTFALL_PRICE", "MAX_ROUND_INDEX", "STATE_KEYS", "STATE_VERSION",
            "EngineState", "as_int", "as_real", "check_deficits", "check_epsilon", "check_fairness_weight",
-           "check_gpus", "check_mode", "check_nodes", "check_options", "check_round_index", "check_round_seconds",
+           "check_mode", "check_options", "check_round_index", "check_round_seconds",
            "load_state", "state_from_dict", "state_to_dict"]
 
 STATE_VERSION = 1
@@ -60,11 +59,11 @@ places exactly as with ``"none"``."""
 class EngineState:
     """An engine's saved settings and fairness history, every value checked (what a state document holds).
 
-    ``gpus`` keeps the order of the GPU types; ``nodes`` is empty for an engine without nodes; ``binding`` is
+    ``cluster`` keeps the order of the GPU types, and has no nodes for an engine without nodes; ``binding`` is
     the last committed plan's binding, if any.
     """
 
-    gpus: dict[str, int]
+    cluster: Cluster
     mode: str
     epsilon: float
     fairness_weight: float
@@ -74,18 +73,17 @@ class EngineState:
     priority: PriorityRule
     shortfall_price: ShortfallPriceRule
     round_seconds: float
-    nodes: tuple[Node, ...] = ()
     binding: Binding | None = None
 
 
 def state_to_dict(st: EngineState) -> dict[str, Any]:
     """The state document of ``st`` (plain JSON-able values; ``gpu_order`` records the GPU types' order)."""
-    return {"version": STATE_VERSION, "gpus": dict(st.gpus), "gpu_order": list(st.gpus),
+    return {"version": STATE_VERSION, "gpus": st.cluster.by_type(), "gpu_order": list(st.cluster.gpu_types),
             "mode": st.mode, "epsilon": st.epsilon, "fairness_weight": st.fairness_weight,
             "options": asdict(st.options), "round_index": st.round_index,
             "deficits": dict(st.deficits), "priority": rule_doc(st.priority),
             "shortfall_price": price_doc(st.shortfall_price), "round_seconds": st.round_seconds,
-            **({"nodes": [n.to_dict() for n in st.nodes]} if st.nodes else {}),
+            **({"nodes": [n.to_dict() for n in st.cluster.nodes]} if st.cluster.nodes else {}),
             **({"binding": st.binding.to_dict()} if st.binding is not None else {})}
 
 
@@ -111,9 +109,9 @@ def state_from_dict(doc: Mapping[str, Any], *,
                                     f"unknown key (allowed: {', '.join(sorted(STATE_KEYS))})")
     if "gpus" not in doc:
         raise InvalidInputError("state.gpus", None, "missing")
-    gpus = check_gpus(doc["gpus"], "state.gpus")
+    cluster = Cluster.of_counts(doc["gpus"], "state.gpus")
     if "gpu_order" in doc:
-        gpus = _ordered(gpus, doc["gpu_order"])
+        cluster = _ordered(cluster, doc["gpu_order"])
     if "options" in doc and not isinstance(doc["options"], Mapping):
         raise InvalidInputError("state.options", clip(doc["options"]), "must be an object of solve options")
     mode = check_mode(doc.get("mode", "fast"), "state.mode")
@@ -125,11 +123,11 @@ def state_from_dict(doc: Mapping[str, Any], *,
     rule = rule_from_doc(doc.get("priority"), priority)
     price = price_from_doc(doc.get("shortfall_price"), shortfall_price)
     round_seconds = check_round_seconds(doc.get("round_seconds", DEFAULT_ROUND_SECONDS), "state.round_seconds")
-    nodes = check_nodes(doc.get("nodes"), gpus, "state.nodes")  # states before nodes: none
+    cluster = cluster.with_nodes(doc.get("nodes"), "state.nodes")  # states before nodes: none
     binding = None if doc.get("binding") is None else Binding.from_dict(doc["binding"], "state.binding")
-    return EngineState(gpus=gpus, mode=mode, epsilon=epsilon, fairness_weight=weight, options=options,
+    return EngineState(cluster=cluster, mode=mode, epsilon=epsilon, fairness_weight=weight, options=options,
                        round_index=round_index, deficits=deficits, priority=rule, shortfall_price=price,
-                       round_seconds=round_seconds, nodes=nodes, binding=binding)
+                       round_seconds=round_seconds, binding=binding)
 
 
 def load_state(path: str | os.PathLike[str], *,
@@ -173,38 +171,14 @@ def as_real(v: object) -> float | None:
 
 
 
-def check_gpus(value: object, field: str) -> dict[str, int]:
-    """The cluster ``value`` (GPU type -> whole GPUs, 0 to :data:`~fairshare.problem.MAX_GPUS`), in its order."""
-    if not isinstance(value, Mapping):
-        raise InvalidInputError(field, clip(value), "must be an object of GPU type -> number of GPUs")
-    out: dict[str, int] = {}
-    for g, c in value.items():
-        if not isinstance(g, str) or not g:
-            raise InvalidInputError(field, clip(g), "GPU types must be non-empty strings")
-        count = as_int(c)
-        if count is None or not 0 <= count <= MAX_GPUS:
-            raise InvalidInputError(f"{field}.{g}", clip(c), f"must be an integer from 0 to {MAX_GPUS:,} (2**31)")
-        out[g] = count
-    return out
-
-
-def check_nodes(value: object, gpus: Mapping[str, int], field: str) -> tuple[Node, ...]:
-    """Nodes (none for ``None`` or an empty list) whose totals per type equal ``gpus``."""
-    if value is None:
-        return ()
-    nodes = parse_nodes(value, field if field.endswith("nodes") else "nodes")
-    if nodes:
-        check_node_totals(nodes, gpus, field)
-    return nodes
-
-
-def _ordered(gpus: dict[str, int], order: object) -> dict[str, int]:
-    """``gpus`` with its keys in ``order`` (the state's ``gpu_order``), which must list each type once."""
+def _ordered(cluster: Cluster, order: object) -> Cluster:
+    """``cluster`` with its types in ``order`` (the state's ``gpu_order``), which must list each type once."""
+    gpus = cluster.by_type()
     if not (isinstance(order, list) and all(isinstance(g, str) for g in order)):
         raise InvalidInputError("state.gpu_order", clip(order), "must be a list of GPU types")
     if len(set(order)) != len(order) or set(order) != set(gpus):
         raise InvalidInputError("state.gpu_order", clip(order), "must list each GPU type of `gpus` exactly once")
-    return {g: gpus[g] for g in order}
+    return Cluster.of_counts({g: gpus[g] for g in order}, "state.gpus")
 
 
 def check_mode(value: object, field: str) -> str:

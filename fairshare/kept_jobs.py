@@ -20,9 +20,10 @@ from typing import Any
 import numpy as np
 
 from fairshare._validate import clip
+from fairshare.cluster import MAX_GPUS
 from fairshare.documents import CURRENT_KEYS, reject_unknown_keys, round_problem_from_dict
 from fairshare.errors import InvalidInputError
-from fairshare.problem import MAX_GPUS, RoundProblem
+from fairshare.problem import RoundProblem
 from fairshare.running import Running
 
 __all__ = ["KeptJobs"]

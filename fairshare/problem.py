@@ -38,15 +38,13 @@ import numpy as np
 import numpy.typing as npt
 
 from fairshare._validate import check_array, check_shape, is_number, is_real, readonly
-from fairshare.binding import Node, check_nodes, parse_nodes
+from fairshare.cluster import MAX_GPUS, Cluster, Node
 from fairshare.errors import InvalidInputError
 from fairshare.packing import share_classes
 from fairshare.running import Running
 
 __all__ = ["MAX_GPUS", "MAX_VALUE", "MAX_WEIGHT_RATIO", "RoundProblem"]
 
-#: Most GPUs of one type, and largest gang (2**31; with at most this many per type, totals fit in int64).
-MAX_GPUS = 2**31
 #: Largest throughput (alone or co-located), deficit and ``fairness_weight``.
 MAX_VALUE = 1e12
 #: Largest ratio between the largest and the smallest weight of a round.
@@ -103,7 +101,7 @@ class RoundProblem:
     fairness_weight : float
         ``0 < lambda <= MAX_VALUE``, price of one unit of weighted shortfall.
     nodes : sequence of Node or of node objects, optional
-        The cluster's nodes (``{"id", "gpu", "gpus"}``, :func:`fairshare.binding.parse_nodes`), for the
+        The cluster's nodes (``{"id", "gpu", "gpus"}``, :func:`fairshare.cluster.parse_nodes`), for the
         node-level binding of the placements (spec section 9). The nodes of each type must hold exactly
         ``capacity`` GPUs of it. Default: none (placements stay at the type level).
 
@@ -145,6 +143,7 @@ class RoundProblem:
     # ``(space, keys)`` from a caller that numbers its jobs across rounds (the simulator: ledger rows), so that
     # a warm start matches two rounds' jobs by integers instead of by ids; ``None`` otherwise.
     _job_keys: tuple[object, np.ndarray] | None = field(init=False, repr=False, compare=False)
+    _cluster: Cluster = field(init=False, repr=False, compare=False)
 
     def __init__(self, gpu_types: Sequence[str], capacity: np.ndarray, job_ids: Sequence[str],
                  scale: np.ndarray, throughput: np.ndarray, weight: np.ndarray | None = None,
@@ -154,21 +153,11 @@ class RoundProblem:
                  priority: np.ndarray | None = None, nodes: Sequence[Node | Mapping[str, Any]] | None = None,
                  shortfall_price: np.ndarray | None = None, running: Running | None = None) -> None:
         set_ = object.__setattr__
-        # ---- GPU types and capacities
+        # ---- GPU types and capacities (the nodes are checked against them last, as before)
         types = tuple(str(g) for g in gpu_types)
         G = len(types)
-        if len(set(types)) != G:
-            raise InvalidInputError("gpus", next(g for g in types if types.count(g) > 1), "duplicate GPU type")
-        cap = np.asarray(capacity)
-        check_shape(cap, (G,), "gpus")
-        capf = cap.astype(np.float64)
-        check_array(cap, (capf >= 0) & (np.floor(capf) == capf), lambda i: f"gpus.{types[i[0]]}",
-                    "must be a non-negative integer")
-        check_array(cap, capf <= MAX_GPUS, lambda i: f"gpus.{types[i[0]]}",
-                    f"more GPUs than fairshare supports (at most {MAX_GPUS:,} = 2**31)")
-        cap_int = capf.astype(np.int64)  # G * MAX_GPUS cannot overflow int64
-        if G == 0 or cap_int.sum() <= 0:
-            raise InvalidInputError("gpus", dict(zip(types, cap_int.tolist())), "the cluster has no GPU")
+        cluster = Cluster(types, capacity).require_gpu("gpus")
+        cap_int = cluster.capacity_array()  # G * MAX_GPUS cannot overflow int64
         set_(self, "gpu_types", types)
         set_(self, "capacity", readonly(cap_int))
 
@@ -246,10 +235,9 @@ class RoundProblem:
         set_(self, "fairness_weight", float(fairness_weight))
 
         self._set_pairs(pair_jobs, pair_gpu, pair_throughput, runnable)
-        node_list = () if nodes is None else parse_nodes(nodes)
-        if node_list:
-            check_nodes(node_list, dict(zip(types, cap_int.tolist())))
-        set_(self, "nodes", node_list)
+        cluster = cluster.with_nodes(nodes)
+        set_(self, "nodes", cluster.nodes)
+        set_(self, "_cluster", cluster)
         if running is not None:
             running = Running.checked(N, G, running.gpu, running.partner, running.restart_seconds,
                                       running.round_seconds, ids)
@@ -295,8 +283,9 @@ class RoundProblem:
                        shortfall_price=shortfall_price, running=running)
         s = np.asarray(scale).astype(np.float64)
         part = (s > 0) & (s < 1)
-        set_(self, "gpu_types", tuple(gpu_types))
-        set_(self, "capacity", readonly(np.array(capacity, dtype=np.int64)))
+        cluster = Cluster(tuple(gpu_types), capacity)  # a few types: cheap, and the round reads as one value
+        set_(self, "gpu_types", cluster.gpu_types)
+        set_(self, "capacity", readonly(cluster.capacity_array()))
         set_(self, "job_ids", ids)
         set_(self, "_job_index", index)
         set_(self, "_job_keys", job_keys)
@@ -311,6 +300,7 @@ class RoundProblem:
         set_(self, "pair_gpu", readonly(np.asarray(pair_gpu).reshape(-1).astype(np.int64)))
         set_(self, "pair_throughput", readonly(np.asarray(pair_throughput, np.float64).reshape(-1, 2)))
         set_(self, "nodes", ())
+        set_(self, "_cluster", cluster)
         set_(self, "shortfall_price", _checked_price(shortfall_price, N))
         if running is not None:
             running = Running.checked(N, len(gpu_types), running.gpu, running.partner, running.restart_seconds,
@@ -387,6 +377,11 @@ class RoundProblem:
     def num_pairs(self) -> int:
         """Number of co-location candidates ``P`` (pair x type entries)."""
         return len(self.pair_gpu)
+
+    @property
+    def cluster(self) -> Cluster:
+        """The round's cluster: :attr:`gpu_types`, :attr:`capacity` and :attr:`nodes` as one value."""
+        return self._cluster
 
     @property
     def total_gpus(self) -> int:

@@ -15,8 +15,8 @@ from typing import Any
 
 from fairshare import MODES, allocate
 from fairshare.allocation import Allocation
-from fairshare.binding import Binding
 from fairshare.cli._files import cannot, read_bytes, read_stream, write_text
+from fairshare.cluster import Binding
 from fairshare.documents import MAX_JSON_BYTES, read_json
 from fairshare.errors import InvalidInputError
 from fairshare.methods import SolveOptions

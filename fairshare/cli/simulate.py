@@ -153,13 +153,12 @@ def check_options(args: Namespace) -> None:
 
 
 def _cluster(text: str, option: str = "--cluster") -> dict[str, int]:
-    from fairshare.binding import gpus_of_nodes
-    from fairshare.sim.cluster_spec import cluster_nodes, parse_cluster, parse_nodes_spec
+    from fairshare.cluster import Cluster, parse_node_spec
 
     try:
         if option == "--nodes":  # read as nodes whatever it looks like: `2xV100` is a malformed node group
-            return parse_cluster(gpus_of_nodes(parse_nodes_spec(text)))
-        return cluster_nodes(text)[0]
+            return Cluster.of_nodes(parse_node_spec(text)).require_gpu("cluster").by_type()
+        return Cluster.parse(text).require_gpu("cluster").by_type()
     except InvalidInputError as exc:
         raise InvalidInputError(option, text, f"{exc.field}: {exc.reason}" if exc.field not in ("cluster", "nodes")
                                 else exc.reason) from None

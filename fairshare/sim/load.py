@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from fairshare.cluster import Cluster
 from fairshare.sim.catalog import Catalog, load_catalog
-from fairshare.sim.cluster_spec import cluster_nodes
 from fairshare.sim.ledger import _Ledger
 from fairshare.sim.traces import Trace
 
@@ -90,7 +90,7 @@ class OfferedLoad:
         return text
 
 
-def offered_load(trace: Trace, cluster: str | Mapping[str, int] | Sequence[Any],
+def offered_load(trace: Trace, cluster: Cluster | str | Mapping[str, int] | Sequence[Any],
                  catalog: Catalog | None = None, *, until: float | None = None) -> OfferedLoad:
     """The offered load of ``trace`` on ``cluster`` (see :class:`OfferedLoad`).
 
@@ -119,7 +119,7 @@ def offered_load(trace: Trace, cluster: str | Mapping[str, int] | Sequence[Any],
     >>> offered_load(generate_trace(2000, jobs_per_hour=1, seed=0), "V100=36,P100=36,K80=36").overloaded
     False
     """
-    gpus, _ = cluster_nodes(cluster)
+    gpus = Cluster.parse(cluster).require_gpu("cluster").by_type()
     led = _Ledger.of(trace, load_catalog() if catalog is None else catalog, gpus)
     total = int(sum(gpus.values()))
     if not len(led.ids):

@@ -54,14 +54,14 @@ from typing import Any
 import numpy as np
 
 from fairshare.allocation import Allocation
-from fairshare.binding import Binding, bind
+from fairshare.binding import bind
+from fairshare.cluster import Binding, Cluster
 from fairshare.errors import InvalidInputError
 from fairshare.formulation import build_model
 from fairshare.packing import share_classes
 from fairshare.policies.base import Policy, get_policy
 from fairshare.problem import RoundProblem
 from fairshare.sim.catalog import Catalog, load_catalog
-from fairshare.sim.cluster_spec import cluster_nodes
 from fairshare.sim.config import ROUND_LIMIT, SimConfig
 from fairshare.sim.execute import RoundOutcome, _execute_round, _JobState
 from fairshare.sim.idle_starts import _between_rounds
@@ -117,7 +117,7 @@ def _round_record(index: int, jobs: _JobState, length: float, alloc: Allocation,
 
 def simulate(
     trace: Trace,
-    cluster: str | Mapping[str, int] | Sequence[Any],
+    cluster: Cluster | str | Mapping[str, int] | Sequence[Any],
     policy: Policy | str,
     *,
     config: SimConfig | Mapping[str, Any] | None = None,
@@ -135,8 +135,9 @@ def simulate(
     trace : fairshare.sim.traces.Trace
         Jobs with ``id``, ``arrival``, ``model``, ``scale``, ``iterations``, ``weight``, ``tenant``.
     cluster : str, mapping or list of nodes
-        ``"V100=36,P100=36,K80=36"`` or ``{"V100": 36, ...}``; or nodes (:func:`cluster_nodes`):
-        ``"36xV100:8,36xP100:4"``, a ``.json`` node file or a list of ``{"id", "gpu", "gpus"}``. With nodes,
+        ``"V100=36,P100=36,K80=36"`` or ``{"V100": 36, ...}``; or nodes: ``"36xV100:8,36xP100:4"``, a ``.json``
+        node file or a list of ``{"id", "gpu", "gpus"}``; or a :class:`~fairshare.cluster.Cluster`
+        (:meth:`Cluster.parse <fairshare.cluster.Cluster.parse>` reads them all). With nodes,
         every round's placements are bound to node ids and GPU indices (:func:`fairshare.binding.bind`, sticky
         from round to round); a job whose GPUs change pays ``restart_overhead`` and counts as a migration.
     policy : Policy or str
@@ -170,7 +171,8 @@ def simulate(
     """
     t_wall = time.perf_counter()
     cfg = SimConfig.coerce(config, **options)
-    gpus, nodes = cluster_nodes(cluster)
+    spec = Cluster.parse(cluster).require_gpu("cluster")
+    gpus, nodes = spec.by_type(), spec.nodes
     pol = get_policy(policy, **dict(policy_options or {})) if isinstance(policy, str) else policy
     if not isinstance(pol, Policy):
         raise InvalidInputError("policy", policy, "must be a registered name or an object with allocate(state)")
@@ -274,7 +276,7 @@ def simulate(
                             catalog_provenance(cat, led.models, led.scale, tuple(gpus)), tuple(holds or ()))
 
 
-def check_run(trace: Trace, cluster: str | Mapping[str, int] | Sequence[Any], catalog: Catalog | None = None,
+def check_run(trace: Trace, cluster: Cluster | str | Mapping[str, int] | Sequence[Any], catalog: Catalog | None = None,
               config: SimConfig | Mapping[str, Any] | None = None) -> None:
     """Raise :class:`InvalidInputError` for what :func:`simulate` would refuse before its first round.
 
@@ -283,7 +285,7 @@ def check_run(trace: Trace, cluster: str | Mapping[str, int] | Sequence[Any], ca
     calls it once before starting worker processes.
     """
     cfg = SimConfig.coerce(config)
-    gpus, _ = cluster_nodes(cluster)
+    gpus = Cluster.parse(cluster).require_gpu("cluster").by_type()
     cat = load_catalog() if catalog is None else catalog
     _check_gpu_types(cat, gpus)
     _check_length(_Ledger.of(trace, cat, gpus), cfg)

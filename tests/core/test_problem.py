@@ -89,12 +89,12 @@ REJECTED: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
     # gpus
     ("gpus-list", setting(("gpus",), [2, 2]), r"`gpus` = \[2, 2\]: must be an object"),
     ("gpus-number", setting(("gpus",), 6), r"`gpus` = 6: must be an object"),
-    ("gpus-negative", setting(("gpus", "K80"), -1), r"`gpus\.K80` = -1: must be a non-negative integer"),
-    ("gpus-fraction", setting(("gpus", "K80"), 1.5), r"`gpus\.K80` = 1\.5: must be a non-negative integer"),
-    ("gpus-bool", setting(("gpus", "K80"), True), r"`gpus\.K80` = True: must be a non-negative integer"),
-    ("gpus-string", setting(("gpus", "K80"), "2"), r"`gpus\.K80` = '2': must be a non-negative integer"),
-    ("gpus-nan", setting(("gpus", "K80"), NAN), r"`gpus\.K80` = nan: must be a non-negative integer"),
-    ("gpus-inf", setting(("gpus", "K80"), INF), r"`gpus\.K80` = inf: must be a non-negative integer"),
+    ("gpus-negative", setting(("gpus", "K80"), -1), r"`gpus\.K80` = -1: must be an integer from 0 to 2,147,483,648"),
+    ("gpus-fraction", setting(("gpus", "K80"), 1.5), r"`gpus\.K80` = 1\.5: must be an integer from 0 to 2,147,483,648"),
+    ("gpus-bool", setting(("gpus", "K80"), True), r"`gpus\.K80` = True: must be an integer from 0 to 2,147,483,648"),
+    ("gpus-string", setting(("gpus", "K80"), "2"), r"`gpus\.K80` = '2': must be an integer from 0 to 2,147,483,648"),
+    ("gpus-nan", setting(("gpus", "K80"), NAN), r"`gpus\.K80` = nan: must be an integer from 0 to 2,147,483,648"),
+    ("gpus-inf", setting(("gpus", "K80"), INF), r"`gpus\.K80` = inf: must be an integer from 0 to 2,147,483,648"),
     ("gpus-all-zero", setting(("gpus",), {"V100": 0, "P100": 0, "K80": 0}),
      r"`gpus` = \{'V100': 0, 'P100': 0, 'K80': 0\}: the cluster has no GPU"),
     ("gpus-empty", chain(setting(("gpus",), {}), setting(("jobs",), []), setting(("colocation",), [])),
@@ -275,7 +275,7 @@ def _arrays(**changes: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("changes", "match"), [
     ({"gpu_types": ("A", "A")}, r"`gpus` = 'A': duplicate GPU type"),
-    ({"capacity": np.array([2, -1])}, r"`gpus\.B` = -1: must be a non-negative integer"),
+    ({"capacity": np.array([2, -1])}, r"`gpus\.B` = -1: must be an integer from 0 to 2,147,483,648"),
     ({"capacity": np.array([0, 0])}, r"`gpus` = \{'A': 0, 'B': 0\}: the cluster has no GPU"),
     ({"job_ids": ("x", "y", "x")}, r"`jobs\[2\]\.id` = 'x': duplicate job id"),
     ({"scale": np.array([1, 0, 2])}, r"`jobs\[1\]\.scale` = 0: must be a positive integer"),
@@ -454,7 +454,7 @@ def test_numpy_scalars_are_numbers():
 
 
 @pytest.mark.parametrize(("mutate", "match"), [
-    (setting(("gpus", "K80"), np.bool_(True)), r"`gpus\.K80` = np\.True_: must be a non-negative integer"),
+    (setting(("gpus", "K80"), np.bool_(True)), r"`gpus\.K80` = np\.True_: must be an integer from 0 to 2,147,483,648"),
     (setting(("jobs", 1, "scale"), np.bool_(True)), r"`jobs\[1\]\.scale` = np\.True_: must be a positive integer"),
     (setting(("jobs", 1, "weight"), np.bool_(True)), r"`jobs\[1\]\.weight` = np\.True_: must be finite and > 0"),
     (setting(("jobs", 1, "deficit"), False), r"`jobs\[1\]\.deficit` = False: must be finite and >= 0"),
@@ -465,7 +465,7 @@ def test_numpy_scalars_are_numbers():
     (setting(("jobs", 1, "weight"), 10**400), r"`jobs\[1\]\.weight` = '1000.*\.\.\.': must be finite and > 0"),
     (setting(("jobs", 1, "throughput", "K80"), -(10**400)), r"`jobs\[1\]\.throughput\.K80` = '-1000.*: must be"),
     (setting(PAIR + ("throughput",), [15.2, 10**400]), r"`colocation\[0\]\.throughput` = '\[15\.2, 1000.*: must"),
-    (setting(("gpus", "K80"), 10**400), r"`gpus\.K80` = '1000.*: more GPUs than fairshare supports"),
+    (setting(("gpus", "K80"), 10**400), r"`gpus\.K80` = '1000.*: must be an integer from 0 to 2,147,483,648"),
     (setting(("jobs", 1, "scale"), 10**400), r"`jobs\[1\]\.scale` = '1000.*: larger than any GPU count"),
 ])
 def test_bools_strings_and_huge_ints_are_rejected_with_the_field(mutate, match):
@@ -475,9 +475,11 @@ def test_bools_strings_and_huge_ints_are_rejected_with_the_field(mutate, match):
 
 # ---------------------------------------------------------------- supported ranges (HiGHS's limits)
 @pytest.mark.parametrize(("mutate", "match"), [
-    (setting(("gpus", "K80"), 2**31 + 1), r"`gpus\.K80` = 2147483649: more GPUs than fairshare supports"),
-    (setting(("gpus", "K80"), 2**53 + 1), r"`gpus\.K80` = 9007199254740993: more GPUs than fairshare supports"),
-    (setting(("gpus", "K80"), 2.0**60), r"`gpus\.K80` = 1\.152921504606847e\+18: more GPUs"),
+    (setting(("gpus", "K80"), 2**31 + 1), r"`gpus\.K80` = 2147483649: must be an integer "
+     r"from 0 to 2,147,483,648"),
+    (setting(("gpus", "K80"), 2**53 + 1), r"`gpus\.K80` = 9007199254740993: must be an "
+     r"integer from 0 to 2,147,483,648"),
+    (setting(("gpus", "K80"), 2.0**60), r"`gpus\.K80` = 1\.152921504606847e\+18: must be an integer from 0"),
     (setting(("jobs", 1, "scale"), 2**31 + 1), r"`jobs\[1\]\.scale` = 2147483649: larger than any GPU count"),
     (setting(("jobs", 1, "throughput", "K80"), 1.5e12), r"`jobs\[1\]\.throughput\.K80` = 1500000000000\.0: larger "
      r"than fairshare supports \(at most 1e12"),
@@ -508,14 +510,15 @@ def test_values_at_the_supported_limits_are_valid():
 
 def test_many_huge_gpu_types_give_a_clear_error_not_no_gpu():
     doc = {"gpus": {f"T{i}": 2**53 for i in range(1024)}, "jobs": []}
-    with pytest.raises(InvalidInputError, match=r"`gpus\.T0` = 9007199254740992: more GPUs than fairshare supports"):
+    with pytest.raises(InvalidInputError, match=r"`gpus\.T0` = 9007199254740992: must be an integer from 0 to "
+                                                 r"2,147,483,648"):
         RoundProblem.from_dict(doc)
     p = RoundProblem.from_dict({"gpus": {f"T{i}": 2**31 for i in range(1024)}, "jobs": []})
     assert p.total_gpus == 1024 * 2**31  # no int64 overflow at the limit
 
 
 def test_the_array_constructor_checks_the_same_ranges():
-    with pytest.raises(InvalidInputError, match=r"`gpus\.A` = 4294967296: more GPUs"):
+    with pytest.raises(InvalidInputError, match=r"`gpus\.A` = 4294967296: must be an integer from 0"):
         RoundProblem(**_arrays(capacity=np.array([2**32, 1])))
     with pytest.raises(InvalidInputError, match=r"`jobs\[2\]\.throughput\.A` = 2e\+16: larger than"):
         RoundProblem(**_arrays(throughput=np.array([[1.0, 2.0], [3.0, 0.0], [2e16, 0.0]])))

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from fairshare import allocate
 from fairshare.allocation import Allocation
-from fairshare.binding import Binding, BoundPlacement, Node, bind, check_nodes, gpus_of_nodes, parse_nodes
+from fairshare.binding import bind
+from fairshare.cluster import Binding, BoundPlacement, Cluster, Node, gpus_of_nodes, parse_nodes
 from fairshare.errors import InvalidInputError
 from fairshare.packing import share_class
 from fairshare.problem import RoundProblem
@@ -306,7 +307,7 @@ def test_round_document_nodes_are_checked_against_gpus():
         RoundProblem.from_dict({**doc, "nodes": [*doc["nodes"], {"id": "n2", "gpu": "K80", "gpus": 1}]})
     assert err.value.field == "nodes[2].gpu"
     with pytest.raises(InvalidInputError):
-        check_nodes(p.nodes, {"V100": 3})
+        Cluster(("V100",), (3,), p.nodes)
     assert "nodes" not in RoundProblem.from_dict({k: v for k, v in doc.items() if k != "nodes"}).to_dict()
 
 
@@ -469,19 +470,19 @@ def test_cli_allocate_prints_the_binding_and_takes_the_previous_one(tmp_path, ca
 
 # ---------------------------------------------------------------------------------------------- simulator
 def test_node_specs_parse_to_nodes_and_capacities(tmp_path):
-    from fairshare.sim.cluster_spec import cluster_nodes, parse_nodes_spec
+    from fairshare.cluster import parse_node_spec
 
-    gpus, nodes = cluster_nodes("2xV100:8, 1xK80:4,1xV100:4")
-    assert gpus == {"V100": 20, "K80": 4}
-    assert [n.id for n in nodes] == ["V100-0", "V100-1", "K80-0", "V100-2"]
-    assert cluster_nodes("V100=2,K80=1") == ({"V100": 2, "K80": 1}, ())
+    c = Cluster.parse("2xV100:8, 1xK80:4,1xV100:4")
+    assert c.by_type() == {"V100": 20, "K80": 4}
+    assert [n.id for n in c.nodes] == ["V100-0", "V100-1", "K80-0", "V100-2"]
+    assert Cluster.parse("V100=2,K80=1") == Cluster(("V100", "K80"), (2, 1))
     f = tmp_path / "nodes.json"
     f.write_text(json.dumps({"nodes": [{"id": "r1-a", "gpu": "V100", "gpus": 4}]}))
-    assert cluster_nodes(str(f)) == ({"V100": 4}, (Node("r1-a", "V100", 4),))
-    assert cluster_nodes([{"id": "x", "gpu": "K80", "gpus": 2}])[0] == {"K80": 2}
+    assert Cluster.parse(str(f)) == Cluster(("V100",), (4,), (Node("r1-a", "V100", 4),))
+    assert Cluster.parse([{"id": "x", "gpu": "K80", "gpus": 2}]).by_type() == {"K80": 2}
     for bad in ("2xV100", "0xV100:8", "2xV100:0", "2x:8", str(tmp_path / "missing.json")):
         with pytest.raises(InvalidInputError) as err:
-            parse_nodes_spec(bad)
+            parse_node_spec(bad)
         assert err.value.field in ("nodes", "nodes[0].id")
 
 
