@@ -33,7 +33,8 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from fairshare import allocate
-from fairshare.binding import Node, bind
+from fairshare.binding import bind
+from fairshare.cluster import Node
 from fairshare.fair_share import next_deficit
 from fairshare.testing.random_rounds import random_round
 

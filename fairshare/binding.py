@@ -113,7 +113,34 @@ def bind(allocation: Any, nodes: Cluster | Sequence[Node] | Sequence[Mapping[str
     for k, n in enumerate(node_list):
         by_type[n.gpu].append(k)
 
-    # ---- units: whole placements (output order) and fractional jobs, per type
+    whole, fracs, n_out = _units(raw, share_of, by_type)
+    prev_whole, prev_frac, held, prev_gpus = _previous(prev, node_list)
+
+    out_whole: list[BoundPlacement | None] = [None] * n_out
+    out_frac: list[BoundPlacement] = []
+    split = moved = 0
+    for gpu in sorted(set(whole) | set(fracs)):
+        mine, theirs = whole.get(gpu, []), fracs.get(gpu, [])
+        best = _bound(gpu, _bind_type(gpu, by_type[gpu], node_list, mine, theirs, prev_whole, prev_frac, held),
+                      node_list, prev_gpus)
+        if defragment and best[2] > 0 and prev_gpus:  # pins cost splits: try with preferences only
+            fresh = [_Unit(u.key, u.jobs, u.size, u.out) for u in mine]
+            other = _bound(gpu, _bind_type(gpu, by_type[gpu], node_list, fresh, theirs, {}, {}, held), node_list,
+                           prev_gpus)
+            if other[2:] < best[2:]:
+                best = other
+        for bp, u in zip(best[0], mine):
+            out_whole[u.out] = bp
+        out_frac += best[1]
+        split += best[2]
+        moved += best[3]
+    bound = tuple(p for p in out_whole if p is not None) + tuple(sorted(out_frac, key=lambda p: p.jobs))
+    return Binding(bound, split, moved, time.perf_counter() - t0)
+
+
+def _units(raw: list[Any], share_of: Mapping[str, float], by_type: Mapping[str, list[int]]
+           ) -> tuple[dict[str, list[_Unit]], dict[str, list[tuple[str, float]]], int]:
+    """Whole placements (units, in output order) and fractional jobs of ``raw``, per type; whole units' count."""
     whole: dict[str, list[_Unit]] = defaultdict(list)
     fracs: dict[str, list[tuple[str, float]]] = defaultdict(list)
     n_out = 0
@@ -136,8 +163,17 @@ def bind(allocation: Any, nodes: Cluster | Sequence[Node] | Sequence[Mapping[str
                                         "share in (0, 1)")
             whole[gpu].append(_Unit((int(count), tuple(sorted(jobs))), jobs, int(count), n_out))
             n_out += 1
+    return whole, fracs, n_out
 
-    # ---- what the previous binding held
+
+def _previous(prev: Binding | None, node_list: Sequence[Node]) -> tuple[
+        dict[tuple[str, frozenset[str]], list[tuple[int, int]]], dict[str, tuple[str, tuple[int, int], float]],
+        dict[str, list[tuple[int, int]]], dict[str, frozenset[tuple[str, int]]]]:
+    """What ``prev`` held on ``node_list``: whole placements, fractional jobs, each job's GPUs (valid, as bound).
+
+    GPUs are ``(node position, index)`` pairs, except in the last mapping (``(node id, index)``, as bound); a
+    placement with a GPU that is no longer on the nodes is neither a whole placement nor a fractional job to keep.
+    """
     prev_whole: dict[tuple[str, frozenset[str]], list[tuple[int, int]]] = {}
     prev_frac: dict[str, tuple[str, tuple[int, int], float]] = {}
     held: dict[str, list[tuple[int, int]]] = {}  # job -> (node position, index) it held (valid GPUs only)
@@ -161,27 +197,7 @@ def bind(allocation: Any, nodes: Cluster | Sequence[Node] | Sequence[Mapping[str
                 prev_frac[bp.jobs[0]] = (bp.gpu, valid[0], bp.share)
             else:
                 prev_whole[(bp.gpu, frozenset(bp.jobs))] = valid
-
-    out_whole: list[BoundPlacement | None] = [None] * n_out
-    out_frac: list[BoundPlacement] = []
-    split = moved = 0
-    for gpu in sorted(set(whole) | set(fracs)):
-        mine, theirs = whole.get(gpu, []), fracs.get(gpu, [])
-        best = _bound(gpu, _bind_type(gpu, by_type[gpu], node_list, mine, theirs, prev_whole, prev_frac, held),
-                      node_list, prev_gpus)
-        if defragment and best[2] > 0 and prev_gpus:  # pins cost splits: try with preferences only
-            fresh = [_Unit(u.key, u.jobs, u.size, u.out) for u in mine]
-            other = _bound(gpu, _bind_type(gpu, by_type[gpu], node_list, fresh, theirs, {}, {}, held), node_list,
-                           prev_gpus)
-            if other[2:] < best[2:]:
-                best = other
-        for bp, u in zip(best[0], mine):
-            out_whole[u.out] = bp
-        out_frac += best[1]
-        split += best[2]
-        moved += best[3]
-    bound = tuple(p for p in out_whole if p is not None) + tuple(sorted(out_frac, key=lambda p: p.jobs))
-    return Binding(bound, split, moved, time.perf_counter() - t0)
+    return prev_whole, prev_frac, held, prev_gpus
 
 
 def _bound(gpu: str, units: tuple[list[_Unit], list[_Unit]], node_list: Sequence[Node],

@@ -188,9 +188,7 @@ class Engine:
 
     def _set_cluster(self, cluster: Cluster) -> None:
         """The cluster, and its views ``_gpus`` (type -> GPUs) and ``_nodes``."""
-        self._cluster = cluster
-        self._gpus = cluster.by_type()
-        self._nodes = cluster.nodes
+        self._cluster, self._gpus, self._nodes = cluster, cluster.by_type(), cluster.nodes
 
     # ------------------------------------------------------------------ settings (checked on assignment)
     @property
@@ -218,11 +216,8 @@ class Engine:
 
     @nodes.setter
     def nodes(self, value: Sequence[Node | Mapping[str, Any]] | None) -> None:
-        if value:
-            # a type whose last node went stays at 0 GPUs: its jobs wait (held_out), they are not refused
-            self._set_cluster(Cluster.of_nodes(value, "nodes", types=self._cluster.gpu_types))
-        else:
-            self._set_cluster(self._cluster.with_nodes(None))
+        c = self._cluster  # a type whose last node went stays at 0 GPUs: its jobs wait (held_out), not refused
+        self._set_cluster(Cluster.of_nodes(value, "nodes", types=c.gpu_types) if value else c.with_nodes(None))
 
     @property
     def held_out(self) -> tuple[str, ...]:
@@ -703,15 +698,13 @@ class Engine:
                              capacity=np.array(list(new_gpus.values()), np.float64))
             self.commit(alloc, progress=progress, seconds=value)
             kept.accept()
-            if new_cluster is not None:
-                self._set_cluster(new_cluster)
+            self._set_cluster(new_cluster or self._cluster)
             read = {str(j.get("id")) for j in changed} | {str(j.get("id")) for j in arrived}
             return self._plan_kept(now, cols, ids, rest, read)
         if gpus is None:  # the full path: the new round is checked before anything is committed
             self.problem(now, cols, round_seconds=rest)
         self.commit(alloc, progress=progress, seconds=value)
-        if new_cluster is not None:
-            self._set_cluster(new_cluster)
+        self._set_cluster(new_cluster or self._cluster)
         return self.plan(now, cols, round_seconds=rest)
 
     def _why_not_pending(self, alloc: object) -> str:
