@@ -172,3 +172,11 @@ def test_no_private_attribute_is_read_across_a_package_boundary(module):
                 and node.attr not in mine and node.attr in theirs):
             bad.append(f"line {node.lineno}: .{node.attr} ({theirs[node.attr]})")
     assert bad == []
+
+
+def test_only_the_solvers_package_imports_a_backend_module():
+    """Above the solvers, a backend is reached through the contract (``fairshare.solvers``), never by module."""
+    backends = {m for m in MODULES if m.startswith("fairshare.solvers.") and m != "fairshare.solvers.base"}
+    users = {module: target for module in MODULES if not module.startswith("fairshare.solvers")
+             for target, _, _ in _imports(MODULES[module], module) if target in backends}
+    assert users == {}

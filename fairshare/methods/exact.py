@@ -50,7 +50,7 @@ from fairshare.methods.options import SolveOptions
 from fairshare.methods.relax import round_relaxation
 from fairshare.methods.solved import Solved, relative_gap
 from fairshare.methods.warm import WarmStart
-from fairshare.solvers import SolverOutcome, solve_lp, solve_reference
+from fairshare.solvers import Feature, SolverOutcome, backend, solve_lp, solve_reference
 
 __all__ = ["DEADLINE_HIGHS_OPTIONS", "DEADLINE_MARGIN_SECONDS", "MILP_START_FACTOR", "RESERVE_SECONDS_PER_COLUMN",
            "solve"]
@@ -88,7 +88,7 @@ that follows them (a greedy pass, then assembling the allocation)."""
 def solve(model: RoundModel, opts: SolveOptions, *, warm: WarmStart | KeptLP | None = None,
           executor: Executor | None = None) -> Solved:
     """Solve ``model`` as a MILP (see the module documentation); ``warm`` and ``executor`` are not used."""
-    if opts.backend == "pyomo":
+    if not backend(opts.backend).supports(Feature.ARRAY_MODEL):  # the reference model only
         return _solve_pyomo(model, opts)
     t0 = time.perf_counter()
     deadline = None if opts.time_limit is None else t0 + float(opts.time_limit)

@@ -31,8 +31,7 @@ from fairshare.errors import SolverError
 from fairshare.formulation import LinearProgram, RoundModel
 from fairshare.methods.lp import lp_algorithm, solve_relaxation
 from fairshare.methods.options import SolveOptions
-from fairshare.solvers import SolverOutcome
-from fairshare.solvers.highs import IncrementalLP
+from fairshare.solvers import IncrementalLP, SolverOutcome
 
 __all__ = ["MAX_KEYS", "KeptLP"]
 

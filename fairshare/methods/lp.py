@@ -19,7 +19,7 @@ from fairshare.errors import SolverError
 from fairshare.formulation import LinearProgram, RoundModel
 from fairshare.methods.options import SolveOptions
 from fairshare.methods.solved import Solved
-from fairshare.solvers import SolverOutcome, Termination, solve_lp, solve_reference
+from fairshare.solvers import Feature, SolverOutcome, Termination, backend, solve_lp, solve_reference
 
 if TYPE_CHECKING:  # pragma: no cover
     from fairshare.methods.kept import KeptLP
@@ -162,7 +162,7 @@ def _solve_once(lp: LinearProgram, opts: SolveOptions, algorithm: str, deadline:
 def solve(model: RoundModel, opts: SolveOptions, *, warm: WarmStart | KeptLP | None = None,
           executor: Executor | None = None) -> Solved:
     """Solve the relaxation chosen by ``opts`` (see the module documentation); ``warm``, ``executor``: not used."""
-    if opts.backend == "pyomo":
+    if not backend(opts.backend).supports(Feature.ARRAY_MODEL):  # the reference model only
         t0 = time.perf_counter()
         ref = solve_reference(model, integer=False, threads=opts.threads, seed=opts.seed, verbose=opts.verbose)
         total = time.perf_counter() - t0

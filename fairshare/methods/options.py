@@ -14,6 +14,7 @@ from typing import Any
 from fairshare._compat import StrEnum
 from fairshare._validate import is_real
 from fairshare.errors import InvalidInputError
+from fairshare.solvers import Feature, backend
 
 __all__ = ["APPLIES_TO", "MAX_PARTITIONS", "MAX_THREADS", "MODES", "Mode", "SolveOptions"]
 
@@ -137,8 +138,7 @@ class SolveOptions:
                                     "must be one of auto, dual, primal, ipm, choose, pdlp")
         if self.relaxation not in ("section3", "tightened"):
             raise InvalidInputError("relaxation", self.relaxation, "must be 'section3' or 'tightened'")
-        if self.backend not in ("highs", "pyomo"):
-            raise InvalidInputError("backend", self.backend, "must be 'highs' or 'pyomo'")
+        backend(self.backend)  # an unknown name is refused there
         if not (is_real(self.polish_seconds) and self.polish_seconds >= 0):
             raise InvalidInputError("polish_seconds", self.polish_seconds, "must be >= 0")
         if self.polish_gap is not None and not (is_real(self.polish_gap) and self.polish_gap >= 0):
@@ -177,12 +177,13 @@ class SolveOptions:
             if mode not in modes and value != getattr(default, name):
                 raise InvalidInputError(name, value, f"applies to mode {' and '.join(modes)} only, "
                                                      f"not to mode {mode!r}")
-        if self.backend == "pyomo":
-            if self.relaxation == "tightened":
-                raise InvalidInputError("relaxation", self.relaxation,
-                                        "the pyomo backend solves section 3's relaxation only")
-            if self.lp_algorithm != default.lp_algorithm:
-                raise InvalidInputError("lp_algorithm", self.lp_algorithm, "applies to the highs backend only")
+        solver = backend(self.backend)
+        if self.relaxation == "tightened" and not solver.supports(Feature.ARRAY_MODEL):
+            raise InvalidInputError("relaxation", self.relaxation,
+                                    f"the {solver.name} backend solves section 3's relaxation only")
+        if self.lp_algorithm != default.lp_algorithm and not solver.supports(Feature.LP_ALGORITHM):
+            raise InvalidInputError("lp_algorithm", self.lp_algorithm,
+                                    f"the {solver.name} backend does not let the LP algorithm be chosen")
         return self
 
 

@@ -63,8 +63,7 @@ from fairshare.errors import InvalidInputError, SolverError
 from fairshare.formulation import CscArrays, LinearProgram, RoundModel
 from fairshare.methods.lp import solve_relaxation
 from fairshare.methods.options import SolveOptions
-from fairshare.solvers import SolverOutcome, Termination
-from fairshare.solvers.highs import BASIS_BASIC, BASIS_LOWER, IncrementalLP
+from fairshare.solvers import BASIS_BASIC, BASIS_LOWER, IncrementalLP, SolverOutcome, Termination
 
 __all__ = ["BASIS_MAX_MOVED", "MAX_PRICING_PASSES", "PRICING_BATCH", "PRICING_MIN_COLUMNS", "ROWS_MAX_SHARE",
            "SEED_COLUMNS", "WarmCache", "WarmStart", "reduced_costs", "solve_priced"]
@@ -561,7 +560,7 @@ def _price(model: RoundModel, lp: LinearProgram, opts: SolveOptions, cost: np.nd
 
     ``rows``: the round's rows in the restricted LP (``None``: all). A column that prices out brings the rows
     of its jobs that are not in the LP yet. ``reuse``: a HiGHS object to solve in (see
-    :class:`~fairshare.solvers.highs.IncrementalLP`). Returns the outcome with ``row_dual`` over *all* rows (0 for the
+    :class:`~fairshare.solvers.IncrementalLP`). Returns the outcome with ``row_dual`` over *all* rows (0 for the
     rows left out), the final columns and rows, and the LP kept in HiGHS.
     """
     a = lp.matrix

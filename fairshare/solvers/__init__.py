@@ -8,87 +8,44 @@ Backends
     The readable Pyomo reference model of the round (:mod:`fairshare.solvers.pyomo`), solved with HiGHS.
 
 Every backend reports the same :class:`SolverOutcome`, with a :class:`Termination` mapped from the backend's
-own status by one table, and keeps the backend's status text in ``message``. Layers above (solve methods,
-policies) import this package, never ``highspy`` or ``pyomo``.
+own status by one table, and keeps the backend's status text in ``message``. What a backend can do is data:
+:data:`BACKENDS` maps each ``backend`` option value to a :class:`Backend` and its :class:`Feature` set (MILPs,
+array-built models, a choice of LP algorithm, duals, an :class:`IncrementalLP` kept between solves, deadlines,
+threads), and the solve methods ask it instead of naming a backend. The contract types live in
+:mod:`fairshare.solvers.base`. Layers above (solve methods, policies) import this package, never ``highspy``
+or ``pyomo``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from fairshare._compat import StrEnum
+from fairshare.errors import InvalidInputError
 from fairshare.formulation import LinearProgram
+from fairshare.solvers.base import BASIS_BASIC, BASIS_LOWER, BASIS_UPPER, Backend, Feature, SolverOutcome, Termination
+from fairshare.solvers.highs import IncrementalLP, solve_highs
 
 if TYPE_CHECKING:  # pragma: no cover
     from fairshare.formulation import RoundModel
 
-__all__ = ["LinearProgram", "SolverOutcome", "Termination", "solve_lp", "solve_reference"]
+__all__ = ["BACKENDS", "BASIS_BASIC", "BASIS_LOWER", "BASIS_UPPER", "Backend", "Feature", "IncrementalLP",
+           "LinearProgram", "SolverOutcome", "Termination", "backend", "solve_lp", "solve_reference"]
+
+BACKENDS: dict[str, Backend] = {
+    "highs": Backend("highs", "HiGHS through highspy: the array-built LP or MILP passed whole",
+                     frozenset(Feature)),
+    "pyomo": Backend("pyomo", "the readable Pyomo reference model of section 3, solved with HiGHS",
+                     frozenset({Feature.INTEGER, Feature.THREADS})),
+}
+"""Every backend by its ``backend`` option name, with what it can do."""
 
 
-class Termination(StrEnum):
-    """Why a backend stopped, in the backend-neutral words of fairshare.
+def backend(name: str) -> Backend:
+    """The backend called ``name``; an unknown name raises :class:`~fairshare.errors.InvalidInputError`."""
+    if name not in BACKENDS:
+        raise InvalidInputError("backend", name, f"must be one of {', '.join(repr(b) for b in BACKENDS)}")
+    return BACKENDS[name]
 
-    ``OPTIMAL``: proven optimal (a MILP within its relative gap). ``TIME_LIMIT``: the time limit was hit (a
-    point may or may not be available). ``LIMIT``: another work limit (nodes, iterations, solutions).
-    ``INFEASIBLE``, ``UNBOUNDED``: as proven by the solver. ``INTERRUPTED``: stopped from outside.
-    ``ERROR``: the solver failed; ``message`` says how.
-    """
-
-    OPTIMAL = "optimal"
-    TIME_LIMIT = "time_limit"
-    LIMIT = "limit"
-    INFEASIBLE = "infeasible"
-    UNBOUNDED = "unbounded"
-    INTERRUPTED = "interrupted"
-    ERROR = "error"
-
-
-@dataclass(frozen=True, slots=True)
-class SolverOutcome:
-    """What one solver run returned.
-
-    Attributes
-    ----------
-    x : array or None
-        Column values; ``None`` when the solver has no primal feasible point.
-    objective : float
-        Objective of ``x`` (nan without a point).
-    bound : float
-        Proven upper bound of the maximisation (the optimum of an LP solved to optimality; the dual bound of
-        a MILP; nan or inf when none is known).
-    termination : Termination
-    message : str
-        The backend's own status text.
-    seconds : float
-        Wall time of the solve call.
-    mip_gap : float
-        The backend's relative MIP gap (0 for an LP solved to optimality; inf without a point).
-    col_dual, row_dual : array or None
-        Reduced costs and row duals (LPs only).
-    """
-
-    x: np.ndarray | None
-    objective: float
-    bound: float
-    termination: Termination
-    message: str
-    seconds: float
-    mip_gap: float = float("inf")
-    col_dual: np.ndarray | None = None
-    row_dual: np.ndarray | None = None
-
-    @property
-    def optimal(self) -> bool:
-        """The solver proved optimality."""
-        return self.termination is Termination.OPTIMAL
-
-    @property
-    def has_solution(self) -> bool:
-        """A primal feasible point is available in ``x``."""
-        return self.x is not None
 
 
 def solve_lp(lp: LinearProgram, **options: Any) -> SolverOutcome:
@@ -96,6 +53,7 @@ def solve_lp(lp: LinearProgram, **options: Any) -> SolverOutcome:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import scipy.sparse as sp
     >>> lp = LinearProgram(np.array([1.0, 2.0]), sp.csc_matrix(np.ones((1, 2))), np.array([-np.inf]),
     ...                    np.array([1.0]), np.zeros(2), np.ones(2), 2)
@@ -103,8 +61,6 @@ def solve_lp(lp: LinearProgram, **options: Any) -> SolverOutcome:
     >>> str(out.termination), round(out.objective, 6), [abs(v) for v in out.x.round(6).tolist()]
     ('optimal', 2.0, [0.0, 1.0])
     """
-    from fairshare.solvers.highs import solve_highs
-
     return solve_highs(lp, **options)
 
 
@@ -120,3 +76,4 @@ def solve_reference(model: RoundModel, *, integer: bool, time_limit: float | Non
 
     return solve_pyomo(model, integer=integer, time_limit=time_limit, mip_rel_gap=mip_rel_gap,
                        threads=threads, seed=seed, verbose=verbose)
+

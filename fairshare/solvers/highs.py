@@ -39,7 +39,7 @@ import numpy as np
 
 from fairshare.errors import InvalidInputError, SolverError
 from fairshare.formulation import LinearProgram
-from fairshare.solvers import SolverOutcome, Termination
+from fairshare.solvers.base import BASIS_BASIC, BASIS_LOWER, BASIS_UPPER, SolverOutcome, Termination
 
 __all__ = ["BASIS_BASIC", "BASIS_LOWER", "BASIS_UPPER", "STATUS", "IncrementalLP", "scheduler", "solve_highs"]
 
@@ -289,9 +289,7 @@ def solve_highs(
         row_dual=np.asarray(sol.row_dual) if sol.dual_valid else None)
 
 
-BASIS_LOWER, BASIS_BASIC, BASIS_UPPER = 0, 1, 2
-"""Basis statuses as small integers (HiGHS's ``kLower``, ``kBasic``, ``kUpper``; ``kZero`` is 3)."""
-
+# fairshare's basis codes (solvers.base) index this tuple; HiGHS's kZero is 3 and kNonbasic 4
 _BASIS_STATUS = (highspy.HighsBasisStatus.kLower, highspy.HighsBasisStatus.kBasic, highspy.HighsBasisStatus.kUpper,
                  highspy.HighsBasisStatus.kZero, highspy.HighsBasisStatus.kNonbasic)
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from fairshare.errors import SolverError
 from fairshare.formulation import RoundModel
-from fairshare.solvers import SolverOutcome, Termination
+from fairshare.solvers.base import SolverOutcome, Termination
 from fairshare.solvers.highs import scheduler
 
 __all__ = ["build_pyomo_model", "solve_pyomo"]
