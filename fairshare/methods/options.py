@@ -14,7 +14,7 @@ from typing import Any
 from fairshare._compat import StrEnum
 from fairshare._validate import is_real
 from fairshare.errors import InvalidInputError
-from fairshare.solvers import Feature, backend
+from fairshare.solvers import BACKENDS, Feature, backend
 
 __all__ = ["APPLIES_TO", "MAX_PARTITIONS", "MAX_THREADS", "MODES", "Mode", "SolveOptions"]
 
@@ -182,8 +182,8 @@ class SolveOptions:
             raise InvalidInputError("relaxation", self.relaxation,
                                     f"the {solver.name} backend solves section 3's relaxation only")
         if self.lp_algorithm != default.lp_algorithm and not solver.supports(Feature.LP_ALGORITHM):
-            raise InvalidInputError("lp_algorithm", self.lp_algorithm,
-                                    f"the {solver.name} backend does not let the LP algorithm be chosen")
+            able = " and ".join(b.name for b in BACKENDS.values() if b.supports(Feature.LP_ALGORITHM))
+            raise InvalidInputError("lp_algorithm", self.lp_algorithm, f"applies to the {able} backend only")
         return self
 
 
