@@ -114,11 +114,13 @@ def _solve_to_optimality(model: RoundModel, lp: LinearProgram, opts: SolveOption
     solve_s = time.perf_counter() - t1
     bound = out.bound + model.obj_null
     if out.x is None:  # pragma: no cover - HiGHS without a limit always ends with a point
-        return Solved(None, Status.NO_SOLUTION, float("inf"), bound, out.message, None, build_s, solve_s)
+        return Solved(x=None, status=Status.NO_SOLUTION, mip_gap=float("inf"), bound=bound, message=out.message,
+                      relaxation=None, build_seconds=build_s, solve_seconds=solve_s)
     x = np.round(out.x[: model.columns.num])
     status = Status.OPTIMAL if out.optimal else Status.TIME_LIMIT
     gap = relative_gap(out.bound, float(model.value @ x))
-    return Solved(x, status, gap, bound, out.message, None, build_s, solve_s)
+    return Solved(x=x, status=status, mip_gap=gap, bound=bound, message=out.message, relaxation=None,
+                  build_seconds=build_s, solve_seconds=solve_s)
 
 
 def _solve_by_deadline(model: RoundModel, lp: LinearProgram, opts: SolveOptions, deadline: float,
@@ -130,9 +132,10 @@ def _solve_by_deadline(model: RoundModel, lp: LinearProgram, opts: SolveOptions,
     bound = fast.bound
     left = deadline - time.perf_counter()
     if left <= 0 or left < MILP_START_FACTOR * fast.lp_seconds:
-        return Solved(fast.x, Status.TIME_LIMIT, relative_gap(bound, fast_value), bound + model.obj_null,
-                      f"Time limit reached; fast's placement ({fast.message}; no time left for the MILP)", None,
-                      build_s, time.perf_counter() - t1)
+        return Solved(x=fast.x, status=Status.TIME_LIMIT, mip_gap=relative_gap(bound, fast_value),
+                      bound=bound + model.obj_null,
+                      message=f"Time limit reached; fast's placement ({fast.message}; no time left for the MILP)",
+                      relaxation=None, build_seconds=build_s, solve_seconds=time.perf_counter() - t1)
     out = _milp(model.tightened_milp(lp), opts, deadline, DEADLINE_HIGHS_OPTIONS)
     if np.isfinite(out.bound):
         bound = min(bound, out.bound)
@@ -148,7 +151,8 @@ def _solve_by_deadline(model: RoundModel, lp: LinearProgram, opts: SolveOptions,
     status = Status.OPTIMAL if out.optimal else Status.TIME_LIMIT
     gap = relative_gap(bound, float(model.value @ x))
     message = out.message if source == "HiGHS's incumbent" else f"{out.message}; {source}"
-    return Solved(x, status, gap, bound + model.obj_null, message, None, build_s, time.perf_counter() - t1)
+    return Solved(x=x, status=status, mip_gap=gap, bound=bound + model.obj_null, message=message, relaxation=None,
+                  build_seconds=build_s, solve_seconds=time.perf_counter() - t1)
 
 
 def _solve_pyomo(model: RoundModel, opts: SolveOptions) -> Solved:
@@ -157,11 +161,12 @@ def _solve_pyomo(model: RoundModel, opts: SolveOptions) -> Solved:
                           threads=opts.threads, seed=opts.seed, verbose=opts.verbose)
     total = time.perf_counter() - t0
     if out.x is None:
-        return Solved(None, Status.NO_SOLUTION, float("inf"), out.bound, out.message, None,
-                      total - out.seconds, out.seconds)
+        return Solved(x=None, status=Status.NO_SOLUTION, mip_gap=float("inf"), bound=out.bound, message=out.message,
+                      relaxation=None, build_seconds=total - out.seconds, solve_seconds=out.seconds)
     x = np.round(out.x)
     gap = relative_gap(out.bound - model.obj_null, float(model.value @ x))
     if out.optimal:
         gap = min(gap, opts.mip_rel_gap)
     status = Status.OPTIMAL if out.optimal else Status.TIME_LIMIT
-    return Solved(x, status, gap, out.bound, out.message, None, total - out.seconds, out.seconds)
+    return Solved(x=x, status=status, mip_gap=gap, bound=out.bound, message=out.message, relaxation=None,
+                  build_seconds=total - out.seconds, solve_seconds=out.seconds)

@@ -44,5 +44,5 @@ def solve(model: RoundModel, opts: SolveOptions, *, warm: WarmStart | KeptLP | N
     t1 = time.perf_counter()
     r = round_relaxation(model, lp, opts, warm=warm if opts.warm_start or isinstance(warm, KeptLP) else None)
     gap = relative_gap(r.bound, dot(model.value, r.x))
-    return Solved(r.x, Status.HEURISTIC, gap, r.bound + model.obj_null, r.message, None, build_s,
-                  time.perf_counter() - t1)
+    return Solved(x=r.x, status=Status.HEURISTIC, mip_gap=gap, bound=r.bound + model.obj_null, message=r.message,
+                  relaxation=None, build_seconds=build_s, solve_seconds=time.perf_counter() - t1)

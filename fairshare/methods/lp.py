@@ -169,8 +169,9 @@ def solve(model: RoundModel, opts: SolveOptions, *, warm: WarmStart | KeptLP | N
         if ref.x is None:  # pragma: no cover - a valid round's relaxation always has a solution
             raise SolverError(f"HiGHS via Pyomo did not solve the LP relaxation ({ref.message})")
         status = Status.OPTIMAL if ref.optimal else Status.TIME_LIMIT
-        return Solved(ref.x, status, 0.0 if ref.optimal else float("nan"), ref.bound, ref.message, "section3",
-                      total - ref.seconds, ref.seconds)
+        return Solved(x=ref.x, status=status, mip_gap=0.0 if ref.optimal else float("nan"), bound=ref.bound,
+                      message=ref.message, relaxation="section3", build_seconds=total - ref.seconds,
+                      solve_seconds=ref.seconds)
     t0 = time.perf_counter()
     section3 = opts.relaxation == "section3"
     lp = model.section3_lp() if section3 else model.tightened_lp()
@@ -179,5 +180,6 @@ def solve(model: RoundModel, opts: SolveOptions, *, warm: WarmStart | KeptLP | N
     out = solve_relaxation(model, lp, opts)
     offset = 0.0 if section3 else model.obj_null
     assert out.x is not None  # solve_relaxation raises otherwise
-    return Solved(out.x[: lp.num_placement_cols], Status.OPTIMAL, 0.0, out.bound + offset, out.message,
-                  opts.relaxation, build_s, time.perf_counter() - t1)
+    return Solved(x=out.x[: lp.num_placement_cols], status=Status.OPTIMAL, mip_gap=0.0, bound=out.bound + offset,
+                  message=out.message, relaxation=opts.relaxation, build_seconds=build_s,
+                  solve_seconds=time.perf_counter() - t1)

@@ -520,8 +520,9 @@ def solve(model: RoundModel, opts: SolveOptions, *, executor: Executor | None = 
     message = f"split into {len(m.parts)} parts, {polished} polished; merged and filled"
     if m.fallback:
         message += f"; {m.fallback}"
-    return Solved(m.x, Status.HEURISTIC, relative_gap(m.bound, value), m.bound + model.obj_null, message, None,
-                  m.split_seconds, m.parts_seconds + m.merge_seconds)
+    return Solved(x=m.x, status=Status.HEURISTIC, mip_gap=relative_gap(m.bound, value), bound=m.bound + model.obj_null,
+                  message=message, relaxation=None, build_seconds=m.split_seconds,
+                  solve_seconds=m.parts_seconds + m.merge_seconds)
 
 
 def _fill(model: RoundModel, x: np.ndarray) -> np.ndarray:

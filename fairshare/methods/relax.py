@@ -54,7 +54,7 @@ times the LP solution's E (:func:`polish_mip_gap`). With a small fairness weight
 placements of very different efficiency: a gap of 0.1 % of the value does not tell them apart."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Rounded:
     """fast's placement of a round (:func:`round_relaxation`).
 
@@ -138,8 +138,9 @@ def round_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *
     t1 = time.perf_counter()
     if out.x is None or not out.optimal:  # the deadline came first
         x = greedy_round(model, np.zeros(model.columns.num))
-        return Rounded(x, max(value_bound(model), dot(model.value, x)),
-                       f"LP {out.message}; greedy by value", lp_seconds, time.perf_counter() - t1)
+        return Rounded(x=x, bound=max(value_bound(model), dot(model.value, x)),
+                       message=f"LP {out.message}; greedy by value", lp_seconds=lp_seconds,
+                       round_seconds=time.perf_counter() - t1)
     x = greedy_round(model, out.x)
     small = model.columns.num <= LOCAL_SEARCH_MAX_COLUMNS
     value_gap, eff_gap = polish_thresholds(model, opts)
@@ -149,15 +150,18 @@ def round_relaxation(model: RoundModel, lp: LinearProgram, opts: SolveOptions, *
         done += ", local search"
     round_s = time.perf_counter() - t1
     if not _needs_polish(model, out.bound, out.x, x, value_gap, eff_gap):
-        return Rounded(x, out.bound, done, lp_seconds, round_s, 0.0, out.row_dual, out.bound)
+        return Rounded(x=x, bound=out.bound, message=done, lp_seconds=lp_seconds, round_seconds=round_s,
+                       polish_seconds=0.0, row_dual=out.row_dual, lp_bound=out.bound)
     t2 = time.perf_counter()
     seconds = opts.polish_seconds if deadline is None else min(opts.polish_seconds, deadline - time.perf_counter())
     if seconds <= 0:
-        return Rounded(x, out.bound, done, lp_seconds, round_s, 0.0, out.row_dual, out.bound)
+        return Rounded(x=x, bound=out.bound, message=done, lp_seconds=lp_seconds, round_seconds=round_s,
+                       polish_seconds=0.0, row_dual=out.row_dual, lp_bound=out.bound)
     gap = polish_mip_gap(model, out.bound, out.x, value_gap, eff_gap)
     polished = polish(model, lp, out, x, seconds=seconds, gap=gap, seed=opts.seed, threads=opts.threads)
-    return Rounded(polished.x, polished.bound, done + ", polished", lp_seconds, round_s,
-                   time.perf_counter() - t2, out.row_dual, out.bound)
+    return Rounded(x=polished.x, bound=polished.bound, message=done + ", polished", lp_seconds=lp_seconds,
+                   round_seconds=round_s, polish_seconds=time.perf_counter() - t2, row_dual=out.row_dual,
+                   lp_bound=out.bound)
 
 
 def polish_mip_gap(model: RoundModel, z_lp: float, x_lp: np.ndarray, value_gap: float, eff_gap: float) -> float:

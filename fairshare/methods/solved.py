@@ -11,7 +11,7 @@ from fairshare.allocation import Status
 __all__ = ["Solved", "relative_gap"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Solved:
     """The outcome of one solve method, before it becomes an :class:`~fairshare.allocation.Allocation`.
 

@@ -32,6 +32,7 @@ from fairshare.policies.base import (
     Placed,
     Policy,
     RoundState,
+    SupportsAllocate,
     TimeSharePlan,
     get_policy,
     policy_names,
@@ -40,5 +41,5 @@ from fairshare.policies.base import (
     register,
 )
 
-__all__ = ["Placed", "Policy", "RoundState", "TimeSharePlan", "get_policy", "policy_names", "policy_options",
-           "policy_summary", "register"]
+__all__ = ["Placed", "Policy", "RoundState", "SupportsAllocate", "TimeSharePlan", "get_policy", "policy_names",
+           "policy_options", "policy_summary", "register"]

@@ -46,7 +46,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -57,8 +57,8 @@ from fairshare.formulation import RoundModel
 from fairshare.problem import RoundProblem
 from fairshare.validators import placement_violations
 
-__all__ = ["Placed", "Policy", "RoundState", "TimeSharePlan", "get_policy", "policy_names", "policy_options",
-           "policy_summary", "register"]
+__all__ = ["Placed", "Policy", "RoundState", "SupportsAllocate", "TimeSharePlan", "get_policy", "policy_names",
+           "policy_options", "policy_summary", "register"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,14 +178,28 @@ class TimeSharePlan:
         object.__setattr__(self, "job_values", readonly(np.asarray(self.job_values, dtype=np.float64)))
 
 
+@runtime_checkable
+class SupportsAllocate(Protocol):
+    """Anything the simulator can run as a policy: an object with ``allocate(state) -> Allocation``.
+
+    Every :class:`Policy` is one; so is a duck-typed object of any class with such a method. Optional class
+    attributes read with a default: ``name`` (the policy's name in results), ``replans_on_events`` and
+    ``sees_running_jobs`` (both ``False``; see :class:`Policy`).
+    """
+
+    def allocate(self, state: RoundState) -> Allocation:
+        """The round's allocation."""
+        ...
+
+
 class Policy(ABC):
     """A scheduling policy: implement :meth:`place`; :meth:`allocate` is the same for every policy.
 
     ``name`` is the registry name, set by :func:`register` (a policy used without registering sets it as a
     class attribute). Subclasses are frozen dataclasses whose fields are the policy's flags.
 
-    ``isinstance(obj, Policy)`` also holds for an object of any class with an ``allocate`` method, so that
-    duck-typed policies keep working where a policy is expected (as for :mod:`collections.abc`).
+    ``Policy`` is nominal: a class is one by subclassing it. Where any object with an ``allocate(state)``
+    method will do (the simulator), the check is :class:`SupportsAllocate`.
 
     ``replans_on_events`` says whether the scheduler the policy reproduces plans again when a job arrives or
     finishes (the simulator's ``starts="events"``); the peers' published schedulers plan at round boundaries.
@@ -221,13 +235,6 @@ class Policy(ABC):
         _check_placement(self.name, state.model, placed.x)
         return Allocation.from_columns(state.model, placed.x, status=placed.status, mode=None, policy=self.name,
                                        solve_seconds=seconds, message=placed.message)
-
-    @classmethod
-    def __subclasshook__(cls, other: type) -> bool:
-        """Any class with an ``allocate`` method counts as a :class:`Policy` (see the class doc)."""
-        if cls is Policy and callable(getattr(other, "allocate", None)):
-            return True
-        return NotImplemented  # the ABC protocol: defer to normal subclassing
 
 
 def _check_placement(policy: str, model: RoundModel, x: np.ndarray) -> None:

@@ -59,7 +59,7 @@ from fairshare.cluster import Binding, Cluster
 from fairshare.errors import InvalidInputError
 from fairshare.formulation import build_model
 from fairshare.packing import share_classes
-from fairshare.policies.base import Policy, get_policy
+from fairshare.policies.base import SupportsAllocate, get_policy
 from fairshare.problem import RoundProblem
 from fairshare.sim.catalog import Catalog, load_catalog
 from fairshare.sim.config import ROUND_LIMIT, SimConfig
@@ -118,7 +118,7 @@ def _round_record(index: int, jobs: _JobState, length: float, alloc: Allocation,
 def simulate(
     trace: Trace,
     cluster: Cluster | str | Mapping[str, int] | Sequence[Any],
-    policy: Policy | str,
+    policy: SupportsAllocate | str,
     *,
     config: SimConfig | Mapping[str, Any] | None = None,
     catalog: Catalog | None = None,
@@ -140,7 +140,7 @@ def simulate(
         (:meth:`Cluster.parse <fairshare.cluster.Cluster.parse>` reads them all). With nodes,
         every round's placements are bound to node ids and GPU indices (:func:`fairshare.binding.bind`, sticky
         from round to round); a job whose GPUs change pays ``restart_overhead`` and counts as a migration.
-    policy : Policy or str
+    policy : SupportsAllocate or str
         A policy object or a registered name (``policy_options`` are passed to its constructor).
     config : SimConfig or mapping, optional
         Options of the run (default :class:`SimConfig()`); keyword arguments override single fields
@@ -174,7 +174,7 @@ def simulate(
     spec = Cluster.parse(cluster).require_gpu("cluster")
     gpus, nodes = spec.by_type(), spec.nodes
     pol = get_policy(policy, **dict(policy_options or {})) if isinstance(policy, str) else policy
-    if not isinstance(pol, Policy):
+    if not isinstance(pol, SupportsAllocate):
         raise InvalidInputError("policy", policy, "must be a registered name or an object with allocate(state)")
     cat = load_catalog() if catalog is None else catalog
     _check_gpu_types(cat, gpus)

@@ -27,6 +27,7 @@ from fairshare.policies import (
     Placed,
     Policy,
     RoundState,
+    SupportsAllocate,
     TimeSharePlan,
     base,
     get_policy,
@@ -367,16 +368,17 @@ def test_placed_holds_a_read_only_float_array() -> None:
     assert placed.message == ""
 
 
-def test_any_object_with_allocate_is_a_policy() -> None:
-    # duck-typed policies are accepted where a Policy is expected (the simulator checks isinstance)
+def test_any_object_with_allocate_supports_allocate_and_policy_stays_nominal() -> None:
+    # duck-typed policies are accepted where any policy will do (the simulator checks SupportsAllocate)
     class Duck:
         name = "duck"
 
         def allocate(self, state: RoundState) -> Allocation:
             return get_policy("las").allocate(state)
 
-    assert isinstance(Duck(), Policy)
-    assert not isinstance(object(), Policy)
+    assert isinstance(Duck(), SupportsAllocate) and not isinstance(Duck(), Policy)
+    assert not isinstance(object(), SupportsAllocate)
+    assert all(isinstance(get_policy(name), SupportsAllocate) for name in policy_names())
 
 
 @pytest.mark.parametrize("mode", ["fast", "exact"])
