@@ -23,7 +23,7 @@ from typing import Literal
 if sys.platform != "win32":
     import fcntl
 
-__all__ = ["ReadRefused", "fsync_folder", "read_limited", "write_atomically"]
+__all__ = ["ReadRefused", "fsync_folder", "read_input", "read_limited", "write_atomically"]
 
 RefusalKind = Literal["open", "read", "folder", "special", "size", "overflow", "empty"]
 
@@ -110,6 +110,34 @@ def read_limited(path: str | os.PathLike[str], limit: int, *, regular_only: bool
     if not total and not allow_empty:
         raise ReadRefused("empty", regular=regular)
     return b"".join(chunks)
+
+
+def read_input(field: str, path: str | os.PathLike[str], limit: int, *, allow_empty: bool = False) -> bytes:
+    """The bytes of the file a user gave as ``field``, at most ``limit`` of them; every refusal as bad input.
+
+    :func:`read_limited`, with each :class:`ReadRefused` turned into an
+    :class:`~fairshare.errors.InvalidInputError` naming ``field`` and the path: "no such file", "is a folder,
+    not a file", "larger than the limit of ... bytes", "is empty", "cannot read (<the system's reason>)".
+    """
+    from fairshare.errors import InvalidInputError
+
+    try:
+        return read_limited(path, limit, allow_empty=allow_empty)
+    except ReadRefused as why:
+        text = str(path)
+        if why.kind == "open" and isinstance(why.error, FileNotFoundError):
+            raise InvalidInputError(field, text, "no such file") from None
+        if why.kind == "folder":
+            raise InvalidInputError(field, text, "is a folder, not a file") from None
+        if why.kind in ("size", "overflow"):
+            size = f": {why.size} bytes" if why.kind == "size" else ""
+            raise InvalidInputError(field, text, f"larger than the limit of {limit} bytes "
+                                                 f"({limit / 2**20:g} MiB){size}") from None
+        if why.kind == "empty":
+            raise InvalidInputError(field, text, "is empty" if why.regular else
+                                    "nothing to read (a FIFO whose writer has not started?)") from None
+        assert why.error is not None  # "open" or "read"
+        raise InvalidInputError(field, text, f"cannot read ({why.error.strerror or why.error})") from None
 
 
 def write_atomically(path: str | os.PathLike[str], data: bytes, *, lock: bool = False,

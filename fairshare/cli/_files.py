@@ -18,7 +18,7 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-from fairshare._io import ReadRefused, read_limited, write_atomically
+from fairshare._io import read_input, write_atomically
 from fairshare.errors import InvalidInputError
 
 __all__ = ["cannot", "check_readable", "make_dir", "read_bytes", "read_stream", "read_text", "write_text"]
@@ -71,23 +71,10 @@ def read_bytes(field: str, path: str | Path, limit: int) -> bytes:
     A regular file is checked by its size before it is read, so an oversized one costs no memory; a stream
     (a pipe such as ``<(command)``, a FIFO, a device such as ``/dev/zero``) is read up to one byte past the
     limit. The file is opened without waiting, so a FIFO that no program writes to reads as empty instead
-    of blocking forever (start its writer first).
+    of blocking forever (start its writer first). An empty file is refused.
     """
     _existing_file(field, path)
-    try:
-        return read_limited(path, limit, allow_empty=False)
-    except ReadRefused as why:
-        if why.kind == "folder":
-            raise InvalidInputError(field, str(path), "is a folder, not a file") from None
-        if why.kind == "size":
-            raise _too_large(field, path, limit, f": {why.size} bytes") from None
-        if why.kind == "overflow":
-            raise _too_large(field, path, limit, "") from None
-        if why.kind == "empty":
-            raise InvalidInputError(field, str(path), "is empty" if why.regular else
-                                    "nothing to read (a FIFO whose writer has not started?)") from None
-        assert why.error is not None  # "open" or "read"
-        raise cannot(field, path, "read", why.error) from None
+    return read_input(field, path, limit)
 
 
 def read_text(field: str, path: str | Path) -> str:

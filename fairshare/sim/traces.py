@@ -34,20 +34,24 @@ from typing import IO, Any
 
 import numpy as np
 
+from fairshare._io import read_input
 from fairshare._validate import check_array, clip, is_real, readonly
 from fairshare.documents import read_json
 from fairshare.errors import InvalidInputError
 from fairshare.problem import MAX_GPUS
 from fairshare.sim.catalog import DATA_DIR, Catalog, load_catalog
 
-__all__ = ["COLUMNS", "DEFAULT_TRACE", "MAX_ARRIVAL", "MAX_ITERATIONS", "META_PREFIX", "SCALE_PROBABILITIES", "Trace",
-           "format_trace", "generate_trace", "read_trace", "write_trace"]
+__all__ = ["COLUMNS", "DEFAULT_TRACE", "MAX_ARRIVAL", "MAX_ITERATIONS", "MAX_TRACE_BYTES", "META_PREFIX",
+           "SCALE_PROBABILITIES", "Trace", "format_trace", "generate_trace", "read_trace", "write_trace"]
 
 COLUMNS = ("id", "arrival", "model", "scale", "iterations", "weight", "tenant", "gpus", "censored")
 """Columns of a trace; the first five are required. CSV metadata columns are named ``meta.KEY``."""
 _REQUIRED = COLUMNS[:5]
 META_PREFIX = "meta."
 """Prefix of a CSV column that holds metadata (``meta.queue``); JSON job objects use a ``"meta"`` object."""
+MAX_TRACE_BYTES = 4 * 2**30
+"""Largest trace file (or imported source file) read, in bytes: 4 GiB, several times the largest public trace."""
+
 MAX_ARRIVAL = 1e12
 """Largest arrival time (s) a trace may hold (about 31,700 years): later ones are refused, not rounded."""
 MAX_ITERATIONS = 1e18
@@ -298,12 +302,7 @@ def read_trace(path_or_file: str | os.PathLike[str] | IO[str] | IO[bytes], *,
     if isinstance(path_or_file, (str, os.PathLike)):
         path = Path(path_or_file)
         name = path.name
-        if path.is_dir():
-            raise InvalidInputError("path", str(path), "is a folder, not a trace file")
-        try:
-            raw: str | bytes = path.read_bytes()
-        except OSError as exc:
-            raise InvalidInputError("path", str(path), f"cannot be read ({exc.strerror or exc})") from None
+        raw: str | bytes = read_input("path", path, MAX_TRACE_BYTES, allow_empty=True)
         suffix = path.suffix.lower()
     else:
         raw = path_or_file.read()

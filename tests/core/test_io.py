@@ -95,3 +95,38 @@ def test_a_missing_folder_is_an_oserror(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         fsync_folder(tmp_path / "missing")
     fsync_folder(tmp_path / "missing", strict=False)  # best effort: nothing raised
+
+
+@pytest.mark.parametrize("reader", ["trace", "import", "catalog"])
+def test_library_readers_stop_at_their_limit_on_an_endless_stream(monkeypatch, reader):
+    """A trace, an imported source or a catalog file named /dev/zero is refused at the limit, naming the field."""
+    import fairshare.sim.catalog.files as catalog_files
+    import fairshare.sim.importers.base as importer_base
+    import fairshare.sim.traces as traces
+    from fairshare.errors import InvalidInputError
+
+    monkeypatch.setattr(traces, "MAX_TRACE_BYTES", 1 << 16)
+    monkeypatch.setattr(importer_base, "MAX_TRACE_BYTES", 1 << 16)
+    monkeypatch.setattr(catalog_files, "MAX_JSON_BYTES", 1 << 16)
+    read = {"trace": lambda: traces.read_trace("/dev/zero"),
+            "import": lambda: importer_base._read_bytes("/dev/zero", "trace file"),
+            "catalog": lambda: catalog_files._read_file("/dev/zero")}[reader]
+    with pytest.raises(InvalidInputError, match=r"/dev/zero'?: larger than the limit of 65536 bytes") as err:
+        read()
+    assert err.value.field in ("path", "trace file", "catalog file")
+
+
+def test_read_input_words_each_refusal_for_the_user(tmp_path):
+    from fairshare._io import read_input
+    from fairshare.errors import InvalidInputError
+
+    (tmp_path / "f").write_bytes(b"12345")
+    assert read_input("F", tmp_path / "f", 5) == b"12345"
+    (tmp_path / "empty").write_bytes(b"")
+    assert read_input("F", tmp_path / "empty", 5, allow_empty=True) == b""
+    cases = [(tmp_path / "nope", 5, "no such file"), (tmp_path, 5, "is a folder, not a file"),
+             (tmp_path / "f", 4, "larger than the limit of 4 bytes"), (tmp_path / "empty", 5, "is empty")]
+    for path, limit, words in cases:
+        with pytest.raises(InvalidInputError) as err:
+            read_input("F", path, limit)
+        assert err.value.field == "F" and words in str(err.value)

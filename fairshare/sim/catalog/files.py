@@ -25,8 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
+from fairshare._io import read_input
 from fairshare._validate import clip, is_real
-from fairshare.documents import read_json
+from fairshare.documents import MAX_JSON_BYTES, read_json
 from fairshare.errors import InvalidInputError
 from fairshare.problem import MAX_GPUS, MAX_VALUE
 from fairshare.sim.catalog._catalog import Catalog, Source
@@ -275,10 +276,7 @@ def _build(gpus: tuple[str, ...], models: tuple[str, ...], alone: Mapping[_Alone
 def _read_file(path: str) -> _Part:
     """Parse and validate one catalog file (format :data:`FORMAT`, see docs/catalog.md)."""
     where = Path(path).name
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise InvalidInputError("catalog file", path, f"cannot be read ({exc.strerror or exc})") from None
+    raw = read_input("catalog file", path, MAX_JSON_BYTES, allow_empty=True)
     try:
         doc = read_json(raw, what="document")
     except InvalidInputError as exc:

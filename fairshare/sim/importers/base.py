@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from fairshare._io import read_input
 from fairshare.errors import InvalidInputError
-from fairshare.sim.traces import Trace
+from fairshare.sim.traces import MAX_TRACE_BYTES, Trace
 
 __all__ = ["GPU_ALIASES", "GPU_UNITS", "TIME_UNITS", "CsvColumns", "ImportResult"]
 
@@ -365,13 +366,7 @@ def _sha(data: bytes) -> str:
 
 
 def _read_bytes(path: str | os.PathLike[str], what: str) -> bytes:
-    p = Path(path)
-    if p.is_dir():
-        raise InvalidInputError(what, str(path), "is a folder, not a file")
-    try:
-        return p.read_bytes()
-    except OSError as exc:
-        raise InvalidInputError(what, str(path), f"cannot be read ({exc.strerror or exc})") from None
+    return read_input(what, path, MAX_TRACE_BYTES, allow_empty=True)
 
 
 def _text(data: bytes, path: str) -> str:
