@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
               "fairshare.cluster", "fairshare.running", "fairshare.shortfall_price", "fairshare.kept_jobs")),
     ("solvers", ("fairshare.solvers",)),
     ("methods", ("fairshare.methods", "fairshare.allocate", "fairshare.binding", "fairshare.engine",
-                 "fairshare.engine_state", "fairshare.testing")),
+                 "fairshare.engine_state", "fairshare.engine_config", "fairshare.testing")),
     ("policies", ("fairshare.policies",)),
     ("sim", ("fairshare.sim",)),
     ("kube", ("fairshare.kube",)),
