@@ -35,7 +35,7 @@ FUNCTIONS: dict[tuple[str, str, str], int] = {
     ("C901", "fairshare/methods/rounding.py", "improve"): 21,
     ("PLR0913", "fairshare/problem.py", "RoundProblem.__init__"): 16,
     ("PLR0913", "fairshare/problem.py", "RoundProblem.from_trusted_arrays"): 15,
-    ("C901", "fairshare/sim/catalog/files.py", "_read_file"): 30,
+    ("C901", "fairshare/sim/catalog/files.py", "_read_file"): 29,
     ("C901", "fairshare/sim/config.py", "SimConfig.__post_init__"): 16,
     ("PLR0913", "fairshare/sim/idle_starts.py", "_start_waiting"): 11,
     ("PLR0913", "fairshare/sim/idle_starts.py", "_start_fitting"): 11,
