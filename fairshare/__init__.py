@@ -17,6 +17,7 @@ One round
     SharedGpu           One GPU shared by part-of-a-GPU jobs (``Allocation.shared_gpus``).
 Round after round
     Engine              Plans rounds, carries deficits, saves and loads its state atomically.
+    EngineConfig        How an Engine plans every round (mode, slack, fairness weight, options, rules).
 Fairness and the model
     fair_share          The fair share in space (weighted water-filling); :class:`FairShare` its result.
     next_deficit        The fairness carried in time: ``max(0, D + 1 - epsilon - rho)``.
@@ -31,14 +32,15 @@ from __future__ import annotations
 from fairshare.allocate import MODES, Mode, SolveOptions, allocate, solve_model
 from fairshare.allocation import Allocation, Placement, SharedGpu, Status
 from fairshare.engine import Engine
+from fairshare.engine_config import EngineConfig
 from fairshare.errors import FairshareError, InvalidInputError, PolicyError, SolverError
 from fairshare.fair_share import FairShare, fair_share, next_deficit
 from fairshare.formulation import RoundModel, build_model
 from fairshare.problem import RoundProblem
 
 __all__ = [
-    "MODES", "Allocation", "Engine", "FairShare", "FairshareError", "InvalidInputError", "Mode", "Placement",
-    "PolicyError", "RoundModel", "RoundProblem", "SharedGpu", "SolveOptions", "SolverError", "Status", "allocate",
-    "build_model", "fair_share", "next_deficit", "solve_model",
+    "MODES", "Allocation", "Engine", "EngineConfig", "FairShare", "FairshareError", "InvalidInputError", "Mode",
+    "Placement", "PolicyError", "RoundModel", "RoundProblem", "SharedGpu", "SolveOptions", "SolverError", "Status",
+    "allocate", "build_model", "fair_share", "next_deficit", "solve_model",
 ]
 __version__ = "0.2.0"

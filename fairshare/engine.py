@@ -31,12 +31,13 @@ restarts or is killed loses no fairness history; :meth:`Engine.load` accepts exa
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
 
@@ -45,6 +46,7 @@ from fairshare._validate import clip, is_real
 from fairshare.allocate import SolveOptions, allocate
 from fairshare.allocation import Allocation, Status
 from fairshare.cluster import Binding, Cluster, Node
+from fairshare.engine_config import EngineConfig
 from fairshare.engine_state import (
     DEFAULT_PRIORITY,
     DEFAULT_SHORTFALL_PRICE,
@@ -54,10 +56,6 @@ from fairshare.engine_state import (
     EngineState,
     as_real,
     check_deficits,
-    check_epsilon,
-    check_fairness_weight,
-    check_mode,
-    check_options,
     check_round_index,
     check_round_seconds,
     load_state,
@@ -69,10 +67,10 @@ from fairshare.fair_share import fair_share, next_deficit
 from fairshare.kept_jobs import KeptJobs
 from fairshare.methods.kept import KeptLP
 from fairshare.methods.warm import WarmStart
-from fairshare.priority import JobHistory, NoPriority, PriorityRule, priority_rule
+from fairshare.priority import JobHistory, NoPriority, PriorityRule
 from fairshare.problem import MAX_VALUE, RoundProblem
 from fairshare.running import DEFAULT_ROUND_SECONDS, MAX_SECONDS
-from fairshare.shortfall_price import NoPrice, ShortfallPriceRule, price_rule
+from fairshare.shortfall_price import NoPrice, ShortfallPriceRule
 
 __all__ = ["MAX_ROUND_INDEX", "STATE_KEYS", "STATE_VERSION", "Engine"]
 
@@ -82,12 +80,45 @@ JOB_STATE_KEYS = frozenset({"remaining_iterations", "done_iterations", "age_seco
 _KEEP_RECENT = 4  # committed and superseded plans remembered to explain a refused commit
 
 
+_T = TypeVar("_T")
+
+
+class _Setting(Generic[_T]):
+    """An :class:`Engine` setting that reads one field of ``engine.config``.
+
+    Assigning a value replaces the config with a new one, checked by
+    :class:`~fairshare.engine_config.EngineConfig` (``engine.epsilon = 0.2``).
+    """
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+        self._name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, engine: None, owner: type | None = None) -> _Setting[_T]: ...
+    @overload
+    def __get__(self, engine: Engine, owner: type | None = None) -> _T: ...
+
+    def __get__(self, engine: Engine | None, owner: type | None = None) -> _T | _Setting[_T]:
+        if engine is None:
+            return self
+        value: _T = getattr(engine.config, self._name)
+        return value
+
+    def __set__(self, engine: Engine, value: Any) -> None:
+        engine.config = dataclasses.replace(engine.config, **{self._name: value})
+
+
 class Engine:
     """Round-after-round allocation with carried deficits.
 
     Every argument is checked here, with the rules of the state document (``docs/json-formats.md``):
-    a bad value raises at construction, never at a later :meth:`plan` or in a saved file. The same checks
-    run when an attribute is assigned (``engine.epsilon = 0.2``).
+    a bad value raises at construction, never at a later :meth:`plan` or in a saved file. The settings (``mode``
+    to ``incremental``) are one frozen :class:`~fairshare.engine_config.EngineConfig`, :attr:`config`; assigning
+    one of them (``engine.epsilon = 0.2``) or a whole config replaces it with a new, checked one.
 
     Parameters
     ----------
@@ -149,32 +180,20 @@ class Engine:
                  nodes: Sequence[Node | Mapping[str, Any]] | None = None,
                  shortfall_price: str | ShortfallPriceRule | Callable[..., Any] | None = DEFAULT_SHORTFALL_PRICE,
                  round_seconds: float = DEFAULT_ROUND_SECONDS, incremental: bool = True) -> None:
-        if not isinstance(incremental, bool):
-            raise InvalidInputError("incremental", clip(incremental), "must be True or False")
-        self._incremental = incremental
-        self._configure("", gpus, mode, epsilon, fairness_weight, options, {} if deficits is None else deficits,
-                        round_index)
-        self._priority = priority_rule(priority)
-        self._price = price_rule(shortfall_price)
-        self._round_seconds = check_round_seconds(round_seconds, "round_seconds")
+        self._config = EngineConfig(mode=mode, epsilon=epsilon, fairness_weight=fairness_weight, options=options,
+                                    priority=priority, shortfall_price=shortfall_price, round_seconds=round_seconds,
+                                    incremental=incremental)
+        self._set_cluster(Cluster.of_counts(gpus, "gpus"))
+        self._deficits = check_deficits({} if deficits is None else deficits, "deficits")
+        self._round_index = check_round_index(round_index, "round_index")
+        self._reset_plans()
         self._set_cluster(self._cluster.with_nodes(nodes, "nodes"))
         self._binding: Binding | None = None
-
-    def _configure(self, prefix: str, gpus: object, mode: object, epsilon: object, fairness_weight: object,
-                   options: object, deficits: object, round_index: object) -> None:
-        self._set_cluster(Cluster.of_counts(gpus, prefix + "gpus"))
-        self._mode = check_mode(mode, prefix + "mode")
-        self._epsilon = check_epsilon(epsilon, prefix + "epsilon")
-        self._fairness_weight = check_fairness_weight(fairness_weight, prefix + "fairness_weight")
-        self._options = check_options(options, self._mode, prefix + "options")
-        self._deficits = check_deficits(deficits, prefix + "deficits")
-        self._round_index = check_round_index(round_index, prefix + "round_index")
-        self._reset_plans()
 
     def _reset_plans(self) -> None:
         """No plan pending, none remembered, nothing kept between plans (a new or a loaded engine)."""
         self._pending: Allocation | None = None
-        self._pending_epsilon = self._epsilon
+        self._pending_epsilon = self._config.epsilon
         self._pending_fraction = 1.0  # the pending plan's length over a round's
         self._pending_owed: dict[str, float] = {}  # what each job of the pending plan owed, in rounds
         self._recent: deque[tuple[Allocation, str]] = deque(maxlen=_KEEP_RECENT)
@@ -236,17 +255,25 @@ class Engine:
         return self._binding
 
     @property
-    def incremental(self) -> bool:
-        """Plans keep the last plan's jobs and LP (see the class documentation); may be set at any time."""
-        return self._incremental
+    def config(self) -> EngineConfig:
+        """How every round is planned (:class:`~fairshare.engine_config.EngineConfig`).
 
-    @incremental.setter
-    def incremental(self, value: bool) -> None:
-        if not isinstance(value, bool):
-            raise InvalidInputError("incremental", clip(value), "must be True or False")
-        self._incremental = value
-        self._kept_lp.reset()
-        self._kept_jobs = None
+        Assign a new config to change several settings at once (``engine.config = replace(engine.config,
+        mode="exact", options={})``); the settings below read and replace one field of it. Changing
+        ``incremental`` drops what was kept between plans.
+        """
+        return self._config
+
+    @config.setter
+    def config(self, value: EngineConfig) -> None:
+        if not isinstance(value, EngineConfig):
+            raise InvalidInputError("config", clip(value), "must be an EngineConfig")
+        if value.incremental != self._config.incremental:
+            self._kept_lp.reset()
+            self._kept_jobs = None
+        self._config = value
+
+    incremental: _Setting[bool] = _Setting("Plans keep the last plan's jobs and LP (see the class documentation).")
 
     @property
     def last_jobs(self) -> tuple[Mapping[str, Any], ...]:
@@ -263,43 +290,13 @@ class Engine:
         """Length in seconds of the round the pending plan was made for (``None``: no plan pending)."""
         return self._pending_seconds if self._pending is not None else None
 
-    @property
-    def mode(self) -> str:
-        """Solve mode of every round; the options must apply to a new mode."""
-        return self._mode
+    mode: _Setting[str] = _Setting("""Solve mode of every round; the options must apply to a new mode.""")
 
-    @mode.setter
-    def mode(self, value: str) -> None:
-        mode = check_mode(value, "mode")
-        check_options(self._options, mode, "options")
-        self._mode = mode
+    epsilon: _Setting[float] = _Setting("""Fairness slack of every round, in ``[0, 1)``.""")
 
-    @property
-    def epsilon(self) -> float:
-        """Fairness slack of every round, in ``[0, 1)``."""
-        return self._epsilon
+    fairness_weight: _Setting[float] = _Setting("""Price of weighted shortfall (``lambda``) of every round.""")
 
-    @epsilon.setter
-    def epsilon(self, value: float) -> None:
-        self._epsilon = check_epsilon(value, "epsilon")
-
-    @property
-    def fairness_weight(self) -> float:
-        """Price of weighted shortfall (``lambda``) of every round."""
-        return self._fairness_weight
-
-    @fairness_weight.setter
-    def fairness_weight(self, value: float) -> None:
-        self._fairness_weight = check_fairness_weight(value, "fairness_weight")
-
-    @property
-    def options(self) -> SolveOptions:
-        """Solver options of every round (checked against :attr:`mode`)."""
-        return self._options
-
-    @options.setter
-    def options(self, value: SolveOptions | Mapping[str, Any] | None) -> None:
-        self._options = check_options(value, self._mode, "options")
+    options: _Setting[SolveOptions] = _Setting("""Solver options of every round (checked against :attr:`mode`).""")
 
     @property
     def round_index(self) -> int:
@@ -310,14 +307,7 @@ class Engine:
     def round_index(self, value: int) -> None:
         self._round_index = check_round_index(value, "round_index")
 
-    @property
-    def round_seconds(self) -> float:
-        """Length of a round, the unit of the deficits (seconds)."""
-        return self._round_seconds
-
-    @round_seconds.setter
-    def round_seconds(self, value: float) -> None:
-        self._round_seconds = check_round_seconds(value, "round_seconds")
+    round_seconds: _Setting[float] = _Setting("""Length of a round, the unit of the deficits (seconds).""")
 
     @property
     def deficits(self) -> dict[str, float]:
@@ -343,7 +333,7 @@ class Engine:
         plan at an event, for the rest of a round) states the carried deficits in its own units,
         ``D_j * round_seconds_engine / round_seconds``.
         """
-        length = self._round_seconds if round_seconds is None else check_round_seconds(round_seconds,
+        length = self._config.round_seconds if round_seconds is None else check_round_seconds(round_seconds,
                                                                                         "round_seconds")
         if self._live():  # a query: on a copy of the kept jobs, which stay as the last plan left them
             kept = self._kept_jobs
@@ -356,8 +346,8 @@ class Engine:
         docs = []
         n = len(jobs)
         remaining, done, age = np.full(n, np.inf), np.zeros(n), np.zeros(n)
-        ruled = not isinstance(self._priority, NoPriority)
-        priced = not isinstance(self._price, NoPrice)
+        ruled = not isinstance(self._config.priority, NoPriority)
+        priced = not isinstance(self._config.shortfall_price, NoPrice)
         for i, job in enumerate(jobs):
             if not isinstance(job, Mapping):
                 raise InvalidInputError(f"jobs[{i}]", clip(job), "must be an object")
@@ -372,21 +362,27 @@ class Engine:
             jid = str(job.get("id"))
             owed = self._deficits.get(jid)
             if owed is None:  # a newcomer is owed the time it waited
-                owed = min(MAX_VALUE, (1.0 - self._epsilon) * age[i] / self._round_seconds)
-            d["deficit"] = min(MAX_VALUE, owed * self._round_seconds / length)
+                owed = min(MAX_VALUE, (1.0 - self._config.epsilon) * age[i] / self._config.round_seconds)
+            d["deficit"] = min(MAX_VALUE, owed * self._config.round_seconds / length)
             docs.append(d)
         round_doc: dict[str, Any] = {"gpus": dict(self._gpus), "jobs": docs, "colocation": list(colocation),
-                                     "epsilon": self._epsilon, "fairness_weight": self._fairness_weight,
+                                     "epsilon": self._config.epsilon, "fairness_weight": self._config.fairness_weight,
                                      "round_seconds": length}
         if self._nodes:
             round_doc["nodes"] = list(self._nodes)
         problem = RoundProblem.from_dict(round_doc)
         if not (ruled or priced):
             return problem
-        past = JobHistory(remaining_iterations=remaining, done_iterations=done, age=age)
+        return self._with_rules(problem, JobHistory(remaining_iterations=remaining, done_iterations=done, age=age),
+                                ruled=ruled, priced=priced)
+
+    def _with_rules(self, problem: RoundProblem, past: JobHistory, *, ruled: bool, priced: bool) -> RoundProblem:
+        """``problem`` with the priorities and shortfall prices of the config's rules, where they apply."""
+        cfg = self._config
         return problem.with_prices(
-            priority=self._priority.priorities(problem, past) if ruled else None,
-            shortfall_price=self._price.prices(problem, past, fair_share(problem).fair_throughput) if priced else None)
+            priority=cfg.priority.priorities(problem, past) if ruled else None,
+            shortfall_price=cfg.shortfall_price.prices(problem, past, fair_share(problem).fair_throughput) if priced
+            else None)
 
     def plan(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]] = (), *,
              round_seconds: float | None = None) -> Allocation:
@@ -421,7 +417,7 @@ class Engine:
         ``jobs``: their objects, in that order; ``read``: as for :meth:`_kept_problem`.
         """
         assert self._kept_jobs is not None
-        length = self._round_seconds if round_seconds is None else float(round_seconds)
+        length = self._config.round_seconds if round_seconds is None else float(round_seconds)
         held = {jid: _job_number(jobs[i], "age_seconds", i, 0.0) for i, jid in self._kept_jobs.nowhere}
         problem = self._kept_problem(jobs, ids, length, held, read)
         return self._pend(problem, held, jobs, colocation, round_seconds)
@@ -429,31 +425,32 @@ class Engine:
     def _pend(self, problem: RoundProblem, held: Mapping[str, float], jobs: Sequence[Mapping[str, Any]],
               colocation: Sequence[Mapping[str, Any]], round_seconds: float | None) -> Allocation:
         """Solve ``problem`` and make it the pending plan (``jobs``, ``colocation``: as given, for :meth:`event`)."""
-        previous = self._binding if self._nodes and self._mode != "lp" else None  # only where it applies
-        warm: WarmStart | KeptLP | None = self._warm if self._options.warm_start else None
-        if warm is None and self._incremental and self._mode == "fast":
+        previous = self._binding if self._nodes and self._config.mode != "lp" else None  # only where it applies
+        warm: WarmStart | KeptLP | None = self._warm if self._config.options.warm_start else None
+        if warm is None and self._config.incremental and self._config.mode == "fast":
             warm = self._kept_lp
-        alloc = allocate(problem, mode=self._mode, options=self._options, previous_binding=previous, warm=warm)
+        alloc = allocate(problem, mode=self._config.mode, options=self._config.options, previous_binding=previous,
+                         warm=warm)
         if self._pending is not None:
             self._recent.append((self._pending, "superseded"))
         self._pending = alloc
         self._last_round = (list(jobs), list(colocation))
-        self._pending_seconds = self._round_seconds if round_seconds is None else float(round_seconds)
+        self._pending_seconds = self._config.round_seconds if round_seconds is None else float(round_seconds)
         self._pending_epsilon = problem.epsilon
-        fraction = self._pending_seconds / self._round_seconds
+        fraction = self._pending_seconds / self._config.round_seconds
         self._pending_fraction = fraction
         self._pending_owed = dict(zip(problem.job_ids, (problem.deficit * fraction).tolist()))
         self._pending_held = list(held)
         for jid, age in held.items():  # what problem() would carry for them, in the same units
             owed = self._deficits.get(jid)
             if owed is None:
-                owed = min(MAX_VALUE, (1.0 - self._epsilon) * age / self._round_seconds)
+                owed = min(MAX_VALUE, (1.0 - self._config.epsilon) * age / self._config.round_seconds)
             self._pending_owed[jid] = min(MAX_VALUE, owed / fraction) * fraction
         return alloc
 
     def _live(self) -> bool:
         """Plans take the incremental path (kept jobs): ``incremental`` and no nodes."""
-        return self._incremental and not self._nodes
+        return self._config.incremental and not self._nodes
 
     def _sync(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]],
               capacity: np.ndarray | None = None) -> tuple[str, ...]:
@@ -485,8 +482,8 @@ class Engine:
         the jobs it did not change are as they were). ``keep=False``: a query, which leaves what was read as it was.
         """
         assert self._kept_jobs is not None
-        ruled = not isinstance(self._priority, NoPriority)
-        priced = not isinstance(self._price, NoPrice)
+        ruled = not isinstance(self._config.priority, NoPriority)
+        priced = not isinstance(self._config.shortfall_price, NoPrice)
         cache = self._rule_inputs if keep else {}
         if read is None and keep:
             cache = self._rule_inputs = {}
@@ -508,16 +505,15 @@ class Engine:
         remaining, done, age = inputs[:, 0], inputs[:, 1], inputs[:, 2]
         deficits = self._deficits
         known = np.array([deficits.get(j, -1.0) for j in kept_ids], np.float64)
-        owed = np.where(known >= 0, known, np.minimum(MAX_VALUE, (1.0 - self._epsilon) * age / self._round_seconds))
-        deficit = np.minimum(MAX_VALUE, owed * self._round_seconds / length)
-        problem = self._kept_jobs.problem(kept_ids, np.array(list(self._gpus.values())), deficit, self._epsilon,
-                                          self._fairness_weight, length)
+        cfg = self._config
+        owed = np.where(known >= 0, known, np.minimum(MAX_VALUE, (1.0 - cfg.epsilon) * age / cfg.round_seconds))
+        deficit = np.minimum(MAX_VALUE, owed * cfg.round_seconds / length)
+        problem = self._kept_jobs.problem(kept_ids, np.array(list(self._gpus.values())), deficit, cfg.epsilon,
+                                          cfg.fairness_weight, length)
         if not (ruled or priced):
             return problem
-        past = JobHistory(remaining_iterations=remaining, done_iterations=done, age=age)
-        return problem.with_prices(
-            priority=self._priority.priorities(problem, past) if ruled else None,
-            shortfall_price=self._price.prices(problem, past, fair_share(problem).fair_throughput) if priced else None)
+        return self._with_rules(problem, JobHistory(remaining_iterations=remaining, done_iterations=done, age=age),
+                                ruled=ruled, priced=priced)
 
     def commit(self, allocation: Allocation | None = None, *, progress: Mapping[str, float] | None = None,
                seconds: float | None = None) -> dict[str, float]:
@@ -584,7 +580,7 @@ class Engine:
             if value is None or not 0 < value <= MAX_SECONDS:
                 raise InvalidInputError("seconds", clip(seconds),
                                         f"must be a number of seconds in (0, {MAX_SECONDS:.0f}]")
-            fraction = value / self._round_seconds
+            fraction = value / self._config.round_seconds
         ids = list(rho)
         # what each job owed when the plan was made (a newcomer's wait included), in units of the part of a round
         # that ran
@@ -737,10 +733,11 @@ class Engine:
         >>> st["gpus"], st["gpu_order"], st["deficits"], st["version"]
         ({'V100': 2, 'K80': 1}, ['V100', 'K80'], {'a': 0.5}, 1)
         """
+        cfg = self._config
         return state_to_dict(EngineState(
-            cluster=self._cluster, mode=self._mode, epsilon=self._epsilon, fairness_weight=self._fairness_weight,
-            options=self._options, round_index=self._round_index, deficits=self._deficits, priority=self._priority,
-            shortfall_price=self._price, round_seconds=self._round_seconds, binding=self._binding))
+            cluster=self._cluster, mode=cfg.mode, epsilon=cfg.epsilon, fairness_weight=cfg.fairness_weight,
+            options=cfg.options, round_index=self._round_index, deficits=self._deficits, priority=cfg.priority,
+            shortfall_price=cfg.shortfall_price, round_seconds=cfg.round_seconds, binding=self._binding))
 
     @classmethod
     def from_state(cls, doc: Mapping[str, Any], *,
@@ -767,14 +764,13 @@ class Engine:
     def _restore(cls, st: EngineState) -> Engine:
         """An engine with the checked settings and history ``st`` (nothing planned yet)."""
         engine = cls.__new__(cls)
-        engine._incremental = True
+        engine._config = EngineConfig(mode=st.mode, epsilon=st.epsilon, fairness_weight=st.fairness_weight,
+                                      options=st.options, priority=st.priority, shortfall_price=st.shortfall_price,
+                                      round_seconds=st.round_seconds)
         engine._set_cluster(st.cluster)
-        engine._mode, engine._epsilon = st.mode, st.epsilon
-        engine._fairness_weight, engine._options = st.fairness_weight, st.options
         engine._deficits, engine._round_index = st.deficits, st.round_index
         engine._reset_plans()
-        engine._priority, engine._price = st.priority, st.shortfall_price
-        engine._round_seconds, engine._binding = st.round_seconds, st.binding
+        engine._binding = st.binding
         return engine
 
     def save(self, path: str | os.PathLike[str]) -> None:
