@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from fairshare.errors import InvalidInputError
 from fairshare.formulation import LinearProgram
+from fairshare.solvers import highs
 from fairshare.solvers.base import BASIS_BASIC, BASIS_LOWER, BASIS_UPPER, Backend, Feature, SolverOutcome, Termination
-from fairshare.solvers.highs import IncrementalLP, solve_highs
+from fairshare.solvers.highs import IncrementalLP
 
 if TYPE_CHECKING:  # pragma: no cover
     from fairshare.formulation import RoundModel
@@ -61,7 +62,7 @@ def solve_lp(lp: LinearProgram, **options: Any) -> SolverOutcome:
     >>> str(out.termination), round(out.objective, 6), [abs(v) for v in out.x.round(6).tolist()]
     ('optimal', 2.0, [0.0, 1.0])
     """
-    return solve_highs(lp, **options)
+    return highs.solve_highs(lp, **options)  # looked up at call time, so the backend's module can be patched
 
 
 def solve_reference(model: RoundModel, *, integer: bool, time_limit: float | None = None,
