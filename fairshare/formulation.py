@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
-from fairshare._arrays import row_max
+from fairshare._validate import row_max
 from fairshare.fair_share import FairShare, fair_share, next_deficit
 from fairshare.problem import RoundProblem
 

@@ -41,8 +41,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from fairshare._arrays import row_max
-from fairshare._validate import check_array, check_shape, is_real
+from fairshare._validate import check_array, check_shape, is_real, row_max
 from fairshare.errors import InvalidInputError
 from fairshare.fair_share import fair_share
 from fairshare.problem import RoundProblem

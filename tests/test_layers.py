@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1] / "fairshare"
 
 # Layers, lowest first. A module may import fairshare modules of its own layer or of a lower one.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("fairshare.errors", "fairshare._validate", "fairshare._compat", "fairshare._arrays", "fairshare._io")),
+    ("base", ("fairshare.errors", "fairshare._validate", "fairshare._compat", "fairshare._io")),
     ("core", ("fairshare.problem", "fairshare.documents", "fairshare.fair_share", "fairshare.formulation",
               "fairshare.allocation", "fairshare.validators", "fairshare.priority", "fairshare.packing",
               "fairshare.cluster", "fairshare.running", "fairshare.shortfall_price", "fairshare.kept_jobs")),

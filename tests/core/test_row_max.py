@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from fairshare._arrays import row_max
+from fairshare._validate import row_max
 
 
 @given(hnp.arrays(st.sampled_from([np.float64, np.int64]), hnp.array_shapes(min_dims=2, max_dims=2, min_side=1),
