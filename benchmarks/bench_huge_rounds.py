@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 FIELDS = ["jobs", "gpus", "columns", "variant", "partitions", "workers", "seconds", "build_s", "solve_s",
-          "split_s", "parts_s", "merge_s", "objective", "value_gain", "bound", "mip_gap", "vs_whole", "loss_vs_bound",
+          "split_s", "parts_s", "merge_s", "repair_s", "repaired", "objective", "value_gain", "bound", "mip_gap", "vs_whole", "loss_vs_bound",
           "rss_mib", "worker_rss_mib", "part_bytes", "message"]
 
 
@@ -59,14 +59,16 @@ def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # kilobytes on Linux
 
 
-def parse_variant(name: str, n: int) -> tuple[str, int]:
-    """``(kind, parts)`` of a variant name (see the module documentation)."""
-    kind, _, k = name.partition("-")
-    if kind in ("whole", "whole-crossover") or name == "whole-crossover":
-        return name, 1
-    if kind not in ("split", "dask"):
-        raise ValueError(f"`variant` = {name!r}: unknown (whole, whole-crossover, split[-K], dask[-K])")
-    return kind, int(k) if k else max(2, n // 8192)
+def parse_variant(name: str, n: int) -> tuple[str, int, bool]:
+    """``(kind, parts, repair)`` of a variant name (see the module documentation)."""
+    base = name.removesuffix("-norepair")
+    kind, _, k = base.partition("-")
+    if base in ("whole", "whole-crossover"):
+        return base, 1, False
+    if kind not in ("split", "dask") or not (k == "" or k.isdigit()):
+        raise ValueError(f"`variant` = {name!r}: unknown (whole, whole-crossover, split[-K][-norepair], "
+                         "dask[-K][-norepair])")
+    return kind, int(k) if k else max(2, n // 8192), base == name
 
 
 def measure(n: int, variant: str, workers: int) -> dict[str, Any]:
@@ -76,7 +78,7 @@ def measure(n: int, variant: str, workers: int) -> dict[str, Any]:
     from fairshare.methods import partition
     from fairshare.testing.random_rounds import random_round
 
-    kind, parts = parse_variant(variant, n)
+    kind, parts, repair = parse_variant(variant, n)
     p = random_round(n, seed=0)
     allocate({"gpus": {"A": 1}, "jobs": []})  # imports outside the timing
     merged: list[Any] = []
@@ -88,6 +90,8 @@ def measure(n: int, variant: str, workers: int) -> dict[str, Any]:
         return m
 
     partition.solve_parts = recorded  # keeps the split, parts and merge times of the round
+    if not repair:
+        partition.REPAIR_ROUNDS = 0  # the split without the boundary repair (in this spawned process only)
     client = cluster = None
     executor = None
     if kind == "dask":
@@ -120,6 +124,7 @@ def measure(n: int, variant: str, workers: int) -> dict[str, Any]:
     if merged:
         m = merged[-1]
         row.update(split_s=m.split_seconds, parts_s=m.parts_seconds, merge_s=m.merge_seconds,
+                   repair_s=m.repair_seconds, repaired=m.repaired,
                    part_bytes=max(len(pickle.dumps(part.model)) for part in m.parts))
     row["columns"] = build_model(p).columns.num if n <= 65536 else None
     return row
@@ -154,16 +159,16 @@ def _cell(v: Any, fmt: str) -> str:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = ["| jobs | GPUs | variant | parts | workers | seconds | model + split s | parts s | merge s "
+    lines = ["| jobs | GPUs | variant | parts | workers | seconds | model + split s | parts s | merge s | repair s "
              "| certified gap | objective below whole | value loss vs whole's bound | peak RSS MiB | per worker MiB "
              "| part pickled MB |",
-             "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         part_mb = r.get("part_bytes")
         lines.append(
             f"| {r['jobs']} | {r['gpus']} | {r['variant']} | {r['partitions']} | {r['workers']} "
             f"| {r['seconds']:.2f} | {_cell(r['build_s'], '.2f')} | {_cell(r.get('parts_s'), '.2f')} "
-            f"| {_cell(r.get('merge_s'), '.2f')} | {r['mip_gap']:.2e} | {_cell(r.get('vs_whole'), '.2e')} "
+            f"| {_cell(r.get('merge_s'), '.2f')} | {_cell(r.get('repair_s'), '.2f')} | {r['mip_gap']:.2e} | {_cell(r.get('vs_whole'), '.2e')} "
             f"| {_cell(r.get('loss_vs_bound'), '.2e')} | {r['rss_mib']:.0f} | {_cell(r.get('worker_rss_mib'), '.0f')} "
             f"| {_cell(part_mb / 1e6 if part_mb else None, '.1f')} |")
     return "\n".join(lines) + "\n"

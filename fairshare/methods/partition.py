@@ -55,6 +55,7 @@ or to spread a round over several machines; docs/results/huge_rounds.md has the 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, replace
 
@@ -73,8 +74,11 @@ from fairshare.methods.rounding import greedy_take
 from fairshare.methods.solved import Solved, relative_gap
 from fairshare.problem import RoundProblem
 
-__all__ = ["BLOCK_JOBS", "BOUND_SWEEPS", "SAMPLE_JOBS", "Merged", "Part", "dual_bound", "solve", "solve_parts", "split",
-           "tighten_bound"]
+__all__ = ["BLOCK_JOBS", "BOUND_SWEEPS", "REPAIR_ROUNDS", "SAMPLE_JOBS", "Merged", "Part", "dual_bound", "solve",
+           "solve_parts", "split", "tighten_bound"]
+
+REPAIR_ROUNDS = 1
+"""Rounds of the boundary repair after a split round is merged (0: none; module documentation)."""
 
 BOUND_SWEEPS = 10
 """Sweeps of :func:`tighten_bound` after a split round is merged."""
@@ -121,52 +125,66 @@ def split(model: RoundModel, parts: int, seed: int = 0, opts: SolveOptions | Non
     -------
     list of Part
     """
-    p, c = model.problem, model.columns
-    n, num_types = p.num_jobs, len(p.gpu_types)
+    return list(_split_lazily(model, parts, seed, SolveOptions() if opts is None else opts))
+
+
+def _split_lazily(model: RoundModel, parts: int, seed: int, opts: SolveOptions) -> Iterator[Part]:
+    """:func:`split`'s parts, each built when asked for (the deal is made first)."""
     rng = np.random.default_rng(seed)
-    opts = SolveOptions() if opts is None else opts
-    part_of_job = _deal_jobs(model, parts, rng, opts)
-    cap = np.repeat((p.capacity // parts)[None, :], parts, axis=0)
-    for g in range(num_types):
-        extra = int(p.capacity[g] % parts)
+    part_of_job = _deal_jobs(model, parts, rng, _capacity_prices(model, rng, opts))
+    return _parts_of_deal(model, part_of_job, _deal_capacity(model.problem.capacity, parts, rng))
+
+
+def _deal_capacity(capacity: np.ndarray, parts: int, rng: np.random.Generator) -> np.ndarray:
+    """GPUs of each type per part (rows): as even as possible, the remainder GPUs to randomly chosen parts."""
+    cap = np.repeat((capacity // parts)[None, :], parts, axis=0)
+    for g in range(len(capacity)):
+        extra = int(capacity[g] % parts)
         if extra:
             cap[rng.choice(parts, size=extra, replace=False), g] += 1
+    return cap
+
+
+def _parts_of_deal(model: RoundModel, part_of_job: np.ndarray, cap: np.ndarray) -> Iterator[Part]:
+    """The parts of a deal: part ``k`` holds the jobs ``part_of_job == k`` (-1: none) and ``cap[k]`` GPUs.
+
+    A part keeps the columns whose jobs are all in it and that fit its GPUs; a job none of whose own columns
+    fits sits the part out (with the columns it is in); parts without jobs are left out.
+    """
+    c, n = model.columns, model.problem.num_jobs
     col_part = part_of_job[c.job_a]
     pair = c.is_pair
-    same = ~pair | (part_of_job[np.where(pair, c.job_b, 0)] == col_part)
-    keep = same & (c.size <= cap[col_part, c.gpu])
+    same = (col_part >= 0) & (~pair | (part_of_job[np.where(pair, c.job_b, 0)] == col_part))
+    keep = same & (c.size <= cap[np.maximum(col_part, 0), c.gpu])
     alone = np.zeros(c.num, bool)
     alone[: c.num_alone] = True
     placeable = np.zeros(n, bool)
     placeable[c.job_a[keep & alone]] = True
     keep &= placeable[c.job_a] & (~pair | placeable[np.where(pair, c.job_b, 0)])
-
     local = np.empty(n, np.int64)
-    out = []
     cols_by_part = np.argsort(col_part[keep], kind="stable")
     kept = np.flatnonzero(keep)[cols_by_part]
-    bounds = np.searchsorted(col_part[kept], np.arange(parts + 1))
-    for k in range(parts):
+    bounds = np.searchsorted(col_part[kept], np.arange(len(cap) + 1))
+    for k in range(len(cap)):
         jobs = np.flatnonzero((part_of_job == k) & placeable)
         if len(jobs) == 0:
             continue
         local[jobs] = np.arange(len(jobs))
         cols = kept[bounds[k]: bounds[k + 1]]
-        out.append(Part(_sub_model(model, jobs, cols, local, cap[k]), jobs, cols))
-    return out
+        yield Part(_sub_model(model, jobs, cols, local, cap[k]), jobs, cols)
 
 
-def _deal_jobs(model: RoundModel, parts: int, rng: np.random.Generator, opts: SolveOptions) -> np.ndarray:
+def _deal_jobs(model: RoundModel, parts: int, rng: np.random.Generator, price: np.ndarray) -> np.ndarray:
     """Part of each job: blocks of each gang size's jobs in a spanning forest's depth-first order, dealt evenly.
 
     The forest is a maximum spanning forest of the co-location candidates whose gain over their two jobs alone
-    is positive at the prices of :func:`_capacity_prices`, weighted by that gain (:func:`_forest_order`). The
+    is positive at ``price`` per GPU of each type, weighted by that gain (:func:`_forest_order`). The
     jobs of each gang size (candidates join jobs of one size only), in that order, are cut into blocks of
     :data:`BLOCK_JOBS` jobs or so (a multiple of ``parts`` blocks per size, of equal length give or take one),
     and the blocks of each size are dealt to the parts in a random order, the same number to each part.
     """
     n = model.problem.num_jobs
-    order = _forest_order(model, _capacity_prices(model, rng, opts))
+    order = _forest_order(model, price)
     scale = model.problem.scale[order]
     part_of_job = np.empty(n, np.int64)
     for s in np.unique(scale):
@@ -302,7 +320,8 @@ def _sub_model(model: RoundModel, jobs: np.ndarray, cols: np.ndarray, local: np.
     tput = np.zeros((len(jobs), len(p.gpu_types)))
     a_cols = cols[is_alone]
     tput[local[c.job_a[a_cols]], c.gpu[a_cols]] = c.tput_a[a_cols]
-    sub = RoundProblem(gpu_types=p.gpu_types, capacity=capacity, job_ids=tuple(p.job_ids[j] for j in jobs),
+    ids = p.job_ids
+    sub = RoundProblem(gpu_types=p.gpu_types, capacity=capacity, job_ids=tuple([ids[j] for j in jobs.tolist()]),
                        scale=p.scale[jobs], throughput=tput, weight=p.weight[jobs], deficit=p.deficit[jobs],
                        epsilon=p.epsilon, fairness_weight=p.fairness_weight, priority=p.priority[jobs],
                        shortfall_price=p.shortfall_price[jobs])
@@ -315,7 +334,7 @@ def _sub_model(model: RoundModel, jobs: np.ndarray, cols: np.ndarray, local: np.
     w, need = model.weight[jobs], model.need[jobs]
     return RoundModel(problem=sub, fair=fair, columns=columns, tmax=model.tmax[jobs], weight=w, need=need,
                       eff=model.eff[cols], rho_a=model.rho_a[cols], rho_b=model.rho_b[cols], value=model.value[cols],
-                      obj_null=float(-p.fairness_weight * (model.price[jobs] * need).sum()),
+                      obj_null=float(-p.fairness_weight * (w * p.shortfall_price[jobs] * need).sum()),
                       eff_priority=model.eff_priority[cols])
 
 
@@ -370,6 +389,8 @@ class Merged:
     parts_seconds: float
     merge_seconds: float
     fallback: str = ""
+    repair_seconds: float = 0.0
+    repaired: int = 0
 
 
 def solve_parts(model: RoundModel, opts: SolveOptions, *, executor: Executor | None = None) -> Merged:
@@ -389,47 +410,143 @@ def solve_parts(model: RoundModel, opts: SolveOptions, *, executor: Executor | N
     Merged
     """
     t0 = time.perf_counter()
-    parts = split(model, opts.partitions, opts.seed, opts)
-    t1 = time.perf_counter()
     part_opts = replace(opts, partitions=1)
-    results, fallback = _run_parts(executor, parts, part_opts)
+    parts, results, fallback, t1 = _run_parts(executor, _split_lazily(model, opts.partitions, opts.seed, opts),
+                                              part_opts)
     t2 = time.perf_counter()
+    n = model.problem.num_jobs
     x = np.zeros(model.columns.num)
-    job_dual = np.zeros(model.problem.num_jobs)
+    job_dual = np.zeros(n)
+    part_of_job = np.full(n, -1, np.int64)
     cap_duals, caps = [], []
-    for part, r in zip(parts, results):
+    for k, (part, r) in enumerate(zip(parts, results)):
         x[part.columns[r.x > 0.5]] = 1.0
+        part_of_job[part.jobs] = k
         if r.row_dual is not None:
             job_dual[part.jobs] = r.row_dual[: len(part.jobs)]
             cap_duals.append(np.maximum(r.row_dual[len(part.jobs):], 0.0))
             caps.append(part.model.problem.capacity)
     x = _fill(model, x)
+    rng = np.random.default_rng(opts.seed)
     # Every candidate below is a valid bound (jobs that sat out their part have u_j = 0 and their columns
     # count in full); the smallest is kept.
     bound = value_bound(model)
+    price = np.zeros(len(model.problem.capacity))
     if cap_duals and len(cap_duals) == len(parts):
         y = np.array(cap_duals)
         weight = np.array(caps, dtype=np.float64)
         mean = (y * weight).sum(axis=0) / np.maximum(weight.sum(axis=0), 1.0)
         at_max, at_mean = dual_bound(model, job_dual, y.max(axis=0)), dual_bound(model, job_dual, mean)
-        start = mean if at_mean <= at_max else y.max(axis=0)
-        bound = min(bound, at_max, at_mean, tighten_bound(model, job_dual, start, np.random.default_rng(opts.seed)))
+        price = mean if at_mean <= at_max else y.max(axis=0)
+        bound = min(bound, at_max, at_mean)
+    t3 = time.perf_counter()
+    repaired = 0
+    for _ in range(REPAIR_ROUNDS):
+        x, fixed, part_of_job, note = _repair(model, x, part_of_job, job_dual, price, n // max(len(parts), 1),
+                                              part_opts, executor, rng)
+        repaired += fixed
+        fallback = "; ".join(s for s in (fallback, note) if s)
+    t4 = time.perf_counter()
+    if cap_duals and len(cap_duals) == len(parts):
+        bound = min(bound, tighten_bound(model, job_dual, price, rng))
     bound = max(bound, float(model.value @ x))
-    return Merged(x, bound, parts, results, t1 - t0, t2 - t1, time.perf_counter() - t2, fallback)
+    return Merged(x, bound, parts, results, t1 - t0, t2 - t1, time.perf_counter() - t2 - (t4 - t3), fallback,
+                  t4 - t3, repaired)
 
 
-def _run_parts(ex: Executor | None, parts: list[Part], opts: SolveOptions) -> tuple[list[Rounded], str]:
-    """Each part's result, in order, through ``ex``; parts whose future failed are solved here.
+def _repair(model: RoundModel, x: np.ndarray, part_of_job: np.ndarray, job_dual: np.ndarray, price: np.ndarray,
+            part_jobs: int, opts: SolveOptions, executor: Executor | None,
+            rng: np.random.Generator) -> tuple[np.ndarray, int, np.ndarray, str]:
+    """One round of the boundary repair (module documentation): the placement, jobs repaired, the new deal, note.
 
-    Returns the results and the fallback note (empty when the executor solved every part). A fairshare
-    error raised by a part is the part's own and is raised; anything else (``BrokenProcessPool``, the
-    ``RuntimeError`` of a shut-down pool, a lost Dask worker) is the executor's.
+    The boundary is every job of a candidate split between parts whose reduced value at ``job_dual`` and
+    ``price`` is positive, with its placed partner. Its placed columns are taken out; their GPUs and the idle
+    ones are the boundary's sub-round, dealt like a round into parts of about ``part_jobs`` jobs; a placed
+    pair stays in one part, and each part gets the GPUs its own jobs held plus a share of the idle ones, so
+    the old placement of its jobs fits it. Each part is solved (through ``executor``) and its placement
+    replaces the old one of its jobs only when it is worth more, so the placement never loses value.
     """
+    c, p = model.columns, model.problem
+    n = p.num_jobs
+    pair = c.is_pair
+    jb = np.where(pair, c.job_b, 0)
+    reduced = model.value - job_dual[c.job_a] - np.where(pair, job_dual[jb], 0.0) - c.size * price[c.gpu]
+    hot = pair & (part_of_job[c.job_a] != part_of_job[jb]) & (reduced > 0)
+    inside = np.zeros(n, bool)
+    inside[c.job_a[hot]] = True
+    inside[jb[hot]] = True
+    on = x > 0.5
+    partner = np.full(n, -1, np.int64)  # the job placed with each job (-1: none)
+    placed_pair = np.flatnonzero(on & pair)
+    partner[c.job_a[placed_pair]] = c.job_b[placed_pair]
+    partner[c.job_b[placed_pair]] = c.job_a[placed_pair]
+    with_partner = inside & (partner >= 0)
+    inside[partner[with_partner]] = True
+    num_types = len(p.capacity)
+    idle = p.capacity - np.bincount(c.gpu[on], weights=c.size[on], minlength=num_types).astype(np.int64)
+    alone = np.arange(c.num) < c.num_alone
+    while True:  # a job that no own column of the boundary's GPUs fits leaves it, with its placed partner
+        mine = on & inside[c.job_a]  # the boundary's placed columns (both jobs of a pair are inside)
+        freed = np.bincount(c.gpu[mine], weights=c.size[mine], minlength=num_types).astype(np.int64)
+        fits = np.zeros(n, bool)
+        fits[c.job_a[alone & (c.size <= (freed + idle)[c.gpu])]] = True
+        out = np.flatnonzero(inside & ~fits)
+        if len(out) == 0:
+            break
+        inside[out] = False
+        inside[partner[out][partner[out] >= 0]] = False
+    jobs = np.flatnonzero(inside)
+    if len(jobs) == 0:
+        return x, 0, part_of_job, ""
+    cols = np.flatnonzero(inside[c.job_a] & (~pair | inside[jb]))
+    local = np.empty(n, np.int64)
+    local[jobs] = np.arange(len(jobs))
+    sub = _sub_model(model, jobs, cols, local, freed + idle)
+    k = max(1, round(len(jobs) / max(part_jobs, 1)))
+    deal = _deal_jobs(sub, k, rng, price) if k > 1 else np.zeros(len(jobs), np.int64)
+    sc = sub.columns
+    old = np.flatnonzero(on[cols])  # the boundary's placed columns, as sub-round columns
+    old_pair = old[sc.is_pair[old]]
+    deal[sc.job_b[old_pair]] = deal[sc.job_a[old_pair]]  # a placed pair stays together
+    cap = _deal_capacity(idle, k, rng)
+    for g in range(num_types):
+        cap[:, g] += np.bincount(deal[sc.job_a[old]], weights=sc.size[old] * (sc.gpu[old] == g),
+                                 minlength=k).astype(np.int64)
+    parts, results, note, _ = _run_parts(executor, _parts_of_deal(sub, deal, cap), opts)
+    old_value = np.bincount(deal[sc.job_a[old]], weights=sub.value[old], minlength=k)
+    x = x.copy()
+    fixed = 0
+    for part, r in zip(parts, results):
+        taken = part.columns[r.x > 0.5]
+        k_part = int(deal[part.jobs[0]])
+        if float(sub.value[taken].sum()) > old_value[k_part]:
+            x[cols[old[deal[sc.job_a[old]] == k_part]]] = 0.0
+            x[cols[taken]] = 1.0
+            fixed += int((deal == k_part).sum())
+    new_part = part_of_job.copy()
+    new_part[jobs] = part_of_job.max() + 1 + deal
+    return _fill(model, x), fixed, new_part, note.replace("parts solved", "repair parts solved")
+
+
+def _run_parts(ex: Executor | None, parts: Iterable[Part],
+               opts: SolveOptions) -> tuple[list[Part], list[Rounded], str, float]:
+    """The parts, each one's result in order (through ``ex``), the fallback note and when the last was sent.
+
+    Each part is sent to ``ex`` as soon as it is built, so that the executor's workers solve the first parts
+    while this process builds the next. Parts whose future failed are solved here. The note is empty when the
+    executor solved every part. A fairshare error raised by a part is the part's own and is raised; anything
+    else (``BrokenProcessPool``, the ``RuntimeError`` of a shut-down pool, a lost Dask worker) is the
+    executor's.
+    """
+    built: list[Part] = []
     if ex is None:
-        return [_solve_part(part.model, opts) for part in parts], ""
+        built.extend(parts)
+        sent = time.perf_counter()
+        return built, [_solve_part(part.model, opts) for part in built], "", sent
     futures: list[Future[Rounded] | None] = []
     failure: Exception | None = None
     for part in parts:
+        built.append(part)
         try:
             futures.append(ex.submit(_solve_part, part.model, opts))
         except FairshareError:
@@ -437,9 +554,10 @@ def _run_parts(ex: Executor | None, parts: list[Part], opts: SolveOptions) -> tu
         except Exception as exc:  # noqa: BLE001 - any executor failure: the parts are solved here instead
             failure = failure or exc
             futures.append(None)
+    sent = time.perf_counter()
     results: list[Rounded] = []
     here = 0
-    for part, future in zip(parts, futures):
+    for part, future in zip(built, futures):
         if future is not None:
             try:
                 results.append(future.result())
@@ -451,9 +569,10 @@ def _run_parts(ex: Executor | None, parts: list[Part], opts: SolveOptions) -> tu
         here += 1
         results.append(_solve_part(part.model, opts))
     if failure is None:
-        return results, ""
+        return built, results, "", sent
     reason = f"{type(failure).__name__}: {failure}"[:200]
-    return results, f"{here} of {len(parts)} parts solved in this process after the executor failed ({reason})"
+    note = f"{here} of {len(built)} parts solved in this process after the executor failed ({reason})"
+    return built, results, note, sent
 
 
 def tighten_bound(model: RoundModel, job_dual: np.ndarray, cap_dual: np.ndarray, rng: np.random.Generator, *,
@@ -466,31 +585,64 @@ def tighten_bound(model: RoundModel, job_dual: np.ndarray, cap_dual: np.ndarray,
     which the columns of type ``g`` still worth more fill its GPUs. A step is kept only if it lowers the bound,
     and the bound is valid at every step (it holds for any ``u, y >= 0``).
     """
-    c, p = model.columns, model.problem
-    n = p.num_jobs
-    pair = c.is_pair
-    jb = np.maximum(c.job_b, 0)
-    pair_b = c.job_b[pair]
+    n = model.problem.num_jobs
     u = np.maximum(job_dual, 0.0)
     y = np.maximum(cap_dual, 0.0)
     best = dual_bound(model, u, y)
+    best_u, best_y = u, y
+    live = _Live(model, y)
     for sweep in range(sweeps):
-        base = model.value - c.size * y[c.gpu]
-        top = np.full(n, -np.inf)
-        np.maximum.at(top, c.job_a, base - np.where(pair, u[jb], 0.0))
-        np.maximum.at(top, pair_b, (base - u[c.job_a])[pair])
+        top = live.top(u, n)
         half = rng.random(n) < 0.5
         trial = u.copy()
         trial[half] = np.maximum(top[half], 0.0)
-        value = dual_bound(model, trial, y)
+        value = live.bound(trial)
         if value < best:
             best, u = value, trial
+            best_u, best_y = u, y
         if sweep % 5 == 4:
             y_trial = _capacity_step(model, u)
             value = dual_bound(model, u, y_trial)
             if value < best:
                 best, y = value, y_trial
-    return best
+                best_u, best_y = u, y
+                live = _Live(model, y)
+    return min(best, dual_bound(model, best_u, best_y))
+
+
+class _Live:
+    """The columns of ``model`` worth more than their GPUs at price ``y`` (the others add nothing to the bound).
+
+    For ``u >= 0`` a column with ``v_c - size_c y_g(c) <= 0`` has no positive reduced value, so the bound and
+    each job's largest reduced value (clipped at 0) need these columns only.
+    """
+
+    def __init__(self, model: RoundModel, y: np.ndarray) -> None:
+        c = model.columns
+        w = model.value - c.size * y[c.gpu]
+        on = np.flatnonzero(w > 0)
+        self.w = w[on]
+        self.a = c.job_a[on]
+        pair = c.is_pair[on]
+        self.pair_at = np.flatnonzero(pair)
+        self.b = c.job_b[on][self.pair_at]
+        self.fixed = float(model.problem.capacity @ y)
+
+    def reduced(self, u: np.ndarray) -> np.ndarray:
+        r = self.w - u[self.a]
+        r[self.pair_at] -= u[self.b]
+        return r
+
+    def bound(self, u: np.ndarray) -> float:
+        return float(u.sum() + self.fixed + np.maximum(self.reduced(u), 0.0).sum())
+
+    def top(self, u: np.ndarray, n: int) -> np.ndarray:
+        """Per job, the largest reduced value of its live columns with its own ``u`` left out (-inf: none)."""
+        r = self.reduced(u)
+        top = np.full(n, -np.inf)
+        np.maximum.at(top, self.a, r + u[self.a])
+        np.maximum.at(top, self.b, r[self.pair_at] + u[self.b])
+        return top
 
 
 def _capacity_step(model: RoundModel, u: np.ndarray) -> np.ndarray:
