@@ -51,8 +51,8 @@ from pathlib import Path
 from typing import Any
 
 FIELDS = ["jobs", "gpus", "columns", "variant", "partitions", "workers", "seconds", "build_s", "solve_s",
-          "split_s", "parts_s", "merge_s", "repair_s", "repaired", "objective", "value_gain", "bound", "mip_gap", "vs_whole", "loss_vs_bound",
-          "rss_mib", "worker_rss_mib", "part_bytes", "message"]
+          "split_s", "parts_s", "merge_s", "repair_s", "repaired", "objective", "value_gain", "bound", "mip_gap",
+          "vs_whole", "loss_vs_bound", "rss_mib", "worker_rss_mib", "part_bytes", "message"]
 
 
 def _rss_mib() -> float:
@@ -168,7 +168,8 @@ def table(rows: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {r['jobs']} | {r['gpus']} | {r['variant']} | {r['partitions']} | {r['workers']} "
             f"| {r['seconds']:.2f} | {_cell(r['build_s'], '.2f')} | {_cell(r.get('parts_s'), '.2f')} "
-            f"| {_cell(r.get('merge_s'), '.2f')} | {_cell(r.get('repair_s'), '.2f')} | {r['mip_gap']:.2e} | {_cell(r.get('vs_whole'), '.2e')} "
+            f"| {_cell(r.get('merge_s'), '.2f')} | {_cell(r.get('repair_s'), '.2f')} | {r['mip_gap']:.2e} "
+            f"| {_cell(r.get('vs_whole'), '.2e')} "
             f"| {_cell(r.get('loss_vs_bound'), '.2e')} | {r['rss_mib']:.0f} | {_cell(r.get('worker_rss_mib'), '.0f')} "
             f"| {_cell(part_mb / 1e6 if part_mb else None, '.1f')} |")
     return "\n".join(lines) + "\n"

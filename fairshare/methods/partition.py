@@ -55,7 +55,7 @@ or to spread a round over several machines; docs/results/huge_rounds.md has the 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, replace
 
@@ -74,14 +74,17 @@ from fairshare.methods.rounding import greedy_take
 from fairshare.methods.solved import Solved, relative_gap
 from fairshare.problem import RoundProblem
 
-__all__ = ["BLOCK_JOBS", "BOUND_SWEEPS", "REPAIR_ROUNDS", "SAMPLE_JOBS", "Merged", "Part", "dual_bound", "solve",
-           "solve_parts", "split", "tighten_bound"]
+__all__ = ["BLOCK_JOBS", "BOUND_ITERATIONS", "BOUND_SMOOTHING", "REPAIR_ROUNDS", "SAMPLE_JOBS", "Merged", "Part",
+           "dual_bound", "solve", "solve_parts", "split", "tighten_bound"]
 
 REPAIR_ROUNDS = 1
 """Rounds of the boundary repair after a split round is merged (0: none; module documentation)."""
 
-BOUND_SWEEPS = 10
-"""Sweeps of :func:`tighten_bound` after a split round is merged."""
+BOUND_ITERATIONS = 30
+"""Steps of the descent of :func:`tighten_bound` after a split round is merged."""
+
+BOUND_SMOOTHING = 0.01
+"""Smoothing of :func:`tighten_bound`'s descent, relative to the mean value of the columns it looks at."""
 
 SAMPLE_JOBS = 8192
 """Jobs in the sample whose LP prices the GPUs before a round is split."""
@@ -437,7 +440,7 @@ def solve_parts(model: RoundModel, opts: SolveOptions, *, executor: Executor | N
         weight = np.array(caps, dtype=np.float64)
         mean = (y * weight).sum(axis=0) / np.maximum(weight.sum(axis=0), 1.0)
         at_max, at_mean = dual_bound(model, job_dual, y.max(axis=0)), dual_bound(model, job_dual, mean)
-        price = mean if at_mean <= at_max else y.max(axis=0)
+        price = mean
         bound = min(bound, at_max, at_mean)
     t3 = time.perf_counter()
     repaired = 0
@@ -448,7 +451,7 @@ def solve_parts(model: RoundModel, opts: SolveOptions, *, executor: Executor | N
         fallback = "; ".join(s for s in (fallback, note) if s)
     t4 = time.perf_counter()
     if cap_duals and len(cap_duals) == len(parts):
-        bound = min(bound, tighten_bound(model, job_dual, price, rng))
+        bound = min(bound, tighten_bound(model, job_dual, price))
     bound = max(bound, float(model.value @ x))
     return Merged(x, bound, parts, results, t1 - t0, t2 - t1, time.perf_counter() - t2 - (t4 - t3), fallback,
                   t4 - t3, repaired)
@@ -575,74 +578,110 @@ def _run_parts(ex: Executor | None, parts: Iterable[Part],
     return built, results, note, sent
 
 
-def tighten_bound(model: RoundModel, job_dual: np.ndarray, cap_dual: np.ndarray, rng: np.random.Generator, *,
-                  sweeps: int = BOUND_SWEEPS) -> float:
-    """:func:`dual_bound` lowered by block coordinate descent from ``u = job_dual``, ``y = cap_dual``.
+def tighten_bound(model: RoundModel, job_dual: np.ndarray, cap_dual: np.ndarray, *,
+                  iterations: int = BOUND_ITERATIONS) -> float:
+    """:func:`dual_bound` lowered from ``u = job_dual``, ``y = cap_dual`` by descent on ``u`` (``y`` fixed).
 
-    The parts' duals leave every candidate split between parts unpriced, and the bound charges each of them in
-    full. Each sweep sets ``u_j`` of a random half of the jobs to the largest reduced value of their columns
-    (the others held fixed), which removes those charges; every fifth sweep sets each ``y_g`` to the price at
-    which the columns of type ``g`` still worth more fill its GPUs. A step is kept only if it lowers the bound,
-    and the bound is valid at every step (it holds for any ``u, y >= 0``).
+    At ``y`` fixed, the bound is a convex function of ``u`` alone, ``sum_j u_j + sum_c max(0, r_c)`` with
+    ``r_c = v_c - size_c y_g(c) - u_a(c) - u_b(c)`` (plus ``C @ y``). Its kinks stall coordinate descent, so it
+    is smoothed: each ``max(0, r)`` becomes ``tau log(1 + exp(r / tau))`` with ``tau`` :data:`BOUND_SMOOTHING`
+    times the mean value of the columns worth more than their GPUs at ``y``, and ``iterations`` steps of
+    projected L-BFGS (``u >= 0``) descend on it. The bound returned is the exact :func:`dual_bound` at the
+    point reached (or at the start, when that is lower): a valid bound whatever the descent did, since the
+    bound holds at every ``u, y >= 0``. Then each ``y_g`` is set, once, to the price at which the columns of
+    type ``g`` still worth more fill its GPUs, kept only if it lowers the bound.
     """
-    n = model.problem.num_jobs
     u = np.maximum(job_dual, 0.0)
     y = np.maximum(cap_dual, 0.0)
     best = dual_bound(model, u, y)
-    best_u, best_y = u, y
     live = _Live(model, y)
-    for sweep in range(sweeps):
-        top = live.top(u, n)
-        half = rng.random(n) < 0.5
-        trial = u.copy()
-        trial[half] = np.maximum(top[half], 0.0)
-        value = live.bound(trial)
-        if value < best:
-            best, u = value, trial
-            best_u, best_y = u, y
-        if sweep % 5 == 4:
-            y_trial = _capacity_step(model, u)
-            value = dual_bound(model, u, y_trial)
-            if value < best:
-                best, y = value, y_trial
-                best_u, best_y = u, y
-                live = _Live(model, y)
-    return min(best, dual_bound(model, best_u, best_y))
+    if len(live.w) == 0 or iterations <= 0:
+        return best
+    tau = BOUND_SMOOTHING * float(live.w.mean())
+    u = _projected_lbfgs(lambda v: live.smoothed(v, tau), u, iterations)
+    best = min(best, dual_bound(model, u, y))
+    return min(best, dual_bound(model, u, _capacity_step(model, u)))
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    # not ``a @ b``: a multi-threaded BLAS dot product on a loaded machine costs a thousand times more
+    return float(np.add.reduce(a * b))
+
+
+def _projected_lbfgs(fg: Callable[[np.ndarray], tuple[float, np.ndarray]], x: np.ndarray, iterations: int,
+                     memory: int = 7) -> np.ndarray:
+    """The point reached from ``x`` by ``iterations`` steps of L-BFGS projected on ``x >= 0``, minimising ``fg``.
+
+    ``fg(x)`` returns the function and its gradient. Each step takes the L-BFGS direction on the free
+    variables (those above 0 or whose gradient points up), projects the step on ``x >= 0`` and halves it
+    until the function falls enough (Armijo); it stops early when no step lowers the function.
+    """
+    f, g = fg(x)
+    steps: list[tuple[np.ndarray, np.ndarray]] = []
+    for _ in range(iterations):
+        free = (x > 0) | (g < 0)
+        q = np.where(free, g, 0.0)
+        alphas = []
+        for s, dg in reversed(steps):
+            rho = 1.0 / _dot(dg, s)
+            alpha = rho * _dot(s, q)
+            q -= alpha * dg
+            alphas.append((rho, alpha))
+        if steps:
+            s, dg = steps[-1]
+            q *= _dot(s, dg) / _dot(dg, dg)
+        else:
+            q /= max(float(np.abs(q).max()), 1e-12)
+        for (s, dg), (rho, alpha) in zip(steps, reversed(alphas)):
+            q += (alpha - rho * _dot(dg, q)) * s
+        d = -np.where(free, q, 0.0)
+        if _dot(g, d) >= 0:  # not a descent direction: start again from the gradient
+            d = -np.where(free, g, 0.0)
+            steps = []
+        t = 1.0
+        for _ in range(30):
+            x_new = np.maximum(x + t * d, 0.0)
+            f_new, g_new = fg(x_new)
+            if f_new <= f + 1e-4 * _dot(g, x_new - x):
+                break
+            t *= 0.5
+        else:
+            return x
+        s, dg = x_new - x, g_new - g
+        if _dot(s, dg) > 1e-12:
+            steps = (steps + [(s, dg)])[-memory:]
+        x, f, g = x_new, f_new, g_new
+    return x
 
 
 class _Live:
     """The columns of ``model`` worth more than their GPUs at price ``y`` (the others add nothing to the bound).
 
-    For ``u >= 0`` a column with ``v_c - size_c y_g(c) <= 0`` has no positive reduced value, so the bound and
-    each job's largest reduced value (clipped at 0) need these columns only.
+    For ``u >= 0`` a column with ``v_c - size_c y_g(c) <= 0`` has no positive reduced value, so the bound at
+    ``y`` needs these columns only.
     """
 
     def __init__(self, model: RoundModel, y: np.ndarray) -> None:
         c = model.columns
         w = model.value - c.size * y[c.gpu]
         on = np.flatnonzero(w > 0)
+        self.n = model.problem.num_jobs
         self.w = w[on]
         self.a = c.job_a[on]
-        pair = c.is_pair[on]
-        self.pair_at = np.flatnonzero(pair)
+        self.pair_at = np.flatnonzero(c.is_pair[on])
         self.b = c.job_b[on][self.pair_at]
-        self.fixed = float(model.problem.capacity @ y)
 
-    def reduced(self, u: np.ndarray) -> np.ndarray:
+    def smoothed(self, u: np.ndarray, tau: float) -> tuple[float, np.ndarray]:
+        """``sum u + sum tau log(1 + exp(r / tau))`` over the live columns, and its gradient in ``u``."""
         r = self.w - u[self.a]
         r[self.pair_at] -= u[self.b]
-        return r
-
-    def bound(self, u: np.ndarray) -> float:
-        return float(u.sum() + self.fixed + np.maximum(self.reduced(u), 0.0).sum())
-
-    def top(self, u: np.ndarray, n: int) -> np.ndarray:
-        """Per job, the largest reduced value of its live columns with its own ``u`` left out (-inf: none)."""
-        r = self.reduced(u)
-        top = np.full(n, -np.inf)
-        np.maximum.at(top, self.a, r + u[self.a])
-        np.maximum.at(top, self.b, r[self.pair_at] + u[self.b])
-        return top
+        t = r / tau
+        e = np.exp(-np.abs(t))
+        value = float(u.sum() + tau * (np.maximum(t, 0.0) + np.log1p(e)).sum())
+        share = np.where(t >= 0, 1.0 / (1.0 + e), e / (1.0 + e))  # d/dr of the smoothed max(0, r)
+        grad = 1.0 - np.bincount(self.a, weights=share, minlength=self.n)
+        grad -= np.bincount(self.b, weights=share[self.pair_at], minlength=self.n)
+        return value, grad
 
 
 def _capacity_step(model: RoundModel, u: np.ndarray) -> np.ndarray:
