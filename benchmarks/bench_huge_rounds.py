@@ -19,8 +19,12 @@ Variants (``--variants``, any of):
 ``dask-K``
     ``partitions=K`` (``K = n / 8192`` when written ``dask``) on a Dask ``LocalCluster`` of ``--workers``
     worker processes with one thread each, started before the timing (a scheduler keeps its cluster).
+``split[-K]-norepair``, ``dask[-K]-norepair``
+    The same without the boundary repair after the merge (``fairshare.methods.partition.REPAIR_ROUNDS = 0``
+    in the measuring process): the split as it was before the repair, measured in the same session.
 
-Reported per run: seconds, their split into model and split (``build``) and parts and merge (``solve``),
+Reported per run: seconds, their split into model and split (``build``: the parts are sent as they are built)
+and parts, merge and repair (``solve``),
 objective, certified gap (what the allocation reports), the objective's shortfall against the ``whole`` run of
 the same size when there is one (``(obj_whole - obj) / |obj_whole|``), the value loss against the whole run's
 certified bound, peak RSS of the process and of each Dask worker, and the bytes of the largest part's model
@@ -124,7 +128,7 @@ def measure(n: int, variant: str, workers: int) -> dict[str, Any]:
     if merged:
         m = merged[-1]
         row.update(split_s=m.split_seconds, parts_s=m.parts_seconds, merge_s=m.merge_seconds,
-                   repair_s=m.repair_seconds, repaired=m.repaired,
+                   repair_s=getattr(m, "repair_seconds", None), repaired=getattr(m, "repaired", None),
                    part_bytes=max(len(pickle.dumps(part.model)) for part in m.parts))
     row["columns"] = build_model(p).columns.num if n <= 65536 else None
     return row
