@@ -122,9 +122,10 @@ def measure(n: int, variant: str, workers: int) -> dict[str, Any]:
             cluster.close()
     row: dict[str, Any] = {"jobs": n, "gpus": p.total_gpus, "variant": variant, "partitions": parts,
                            "workers": workers if kind == "dask" else 1, "seconds": seconds,
-                           "build_s": a.build_seconds, "solve_s": a.solve_seconds, "objective": a.objective,
-                           "value_gain": a.value_gain, "bound": a.bound, "mip_gap": a.mip_gap,
-                           "rss_mib": _rss_mib(), "worker_rss_mib": worker_rss, "message": a.message}
+                           "build_s": a.report.build_seconds, "solve_s": a.report.solve_seconds,
+                           "objective": a.values.objective,
+                           "value_gain": a.values.value_gain, "bound": a.report.bound, "mip_gap": a.report.mip_gap,
+                           "rss_mib": _rss_mib(), "worker_rss_mib": worker_rss, "message": a.report.message}
     if merged:
         m = merged[-1]
         row.update(split_s=m.split_seconds, parts_s=m.parts_seconds, merge_s=m.merge_seconds,

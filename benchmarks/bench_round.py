@@ -132,9 +132,9 @@ def bench_one(n: int, seed: int, exact_limit: float, rows: list[dict]) -> None:
         a = allocate(doc, mode=mode.split("-")[0], **opts)
         total = time.perf_counter() - t
         results[mode] = a
-        rows.append({**base, "mode": mode, "status": str(a.status), "total_s": total, "build_s": a.build_seconds,
-                     "solve_s": a.solve_seconds, "objective": a.objective, "efficiency": a.efficiency,
-                     "shortfall": a.shortfall, "mip_gap": a.mip_gap})
+        rows.append({**base, "mode": mode, "status": str(a.status), "total_s": total, "build_s": a.report.build_seconds,
+                     "solve_s": a.report.solve_seconds, "objective": a.values.objective,
+                     "efficiency": a.values.efficiency, "shortfall": a.values.shortfall, "mip_gap": a.report.mip_gap})
     total, obj, eff = plain_round(doc)
     rows.append({**base, "mode": "plain-round", "status": "heuristic", "total_s": total, "objective": obj,
                  "efficiency": eff})
@@ -142,8 +142,8 @@ def bench_one(n: int, seed: int, exact_limit: float, rows: list[dict]) -> None:
     if str(ex.status) == "optimal":
         for r in rows[-6:]:
             if r["mode"] in ("fast", "fast-dual", "fast-ipm", "plain-round"):
-                r["value_loss"] = (ex.objective - r["objective"]) / (ex.objective - ex.obj_null)
-                r["eff_ratio"] = r["efficiency"] / ex.efficiency
+                r["value_loss"] = (ex.values.objective - r["objective"]) / (ex.values.objective - ex.values.obj_null)
+                r["eff_ratio"] = r["efficiency"] / ex.values.efficiency
 
 
 def bench_family(name: str, n: int, make: Callable[[int], RoundProblem], seed: int, exact_limit: float,
@@ -157,12 +157,13 @@ def bench_family(name: str, n: int, make: Callable[[int], RoundProblem], seed: i
         a = allocate(p, mode=mode, **opts)
         out[mode] = a
         rows.append({**base, "mode": mode, "status": str(a.status), "total_s": time.perf_counter() - t,
-                     "build_s": a.build_seconds, "solve_s": a.solve_seconds, "objective": a.objective,
-                     "efficiency": a.efficiency, "shortfall": a.shortfall, "mip_gap": a.mip_gap})
+                     "build_s": a.report.build_seconds, "solve_s": a.report.solve_seconds,
+                     "objective": a.values.objective, "efficiency": a.values.efficiency,
+                     "shortfall": a.values.shortfall, "mip_gap": a.report.mip_gap})
     ex, fa = out["exact"], out["fast"]
     # against exact's placement whatever its status (the status column says whether it is proven optimal)
-    rows[-2]["value_loss"] = (ex.objective - fa.objective) / (ex.objective - ex.obj_null)
-    rows[-2]["eff_ratio"] = fa.efficiency / ex.efficiency if ex.efficiency > 0 else float("nan")
+    rows[-2]["value_loss"] = (ex.values.objective - fa.values.objective) / (ex.values.objective - ex.values.obj_null)
+    rows[-2]["eff_ratio"] = fa.values.efficiency / ex.values.efficiency if ex.values.efficiency > 0 else float("nan")
 
 
 def summarise_families(rows: list[dict]) -> str:
@@ -270,10 +271,11 @@ def _scale_variant(n: int, partitions: int, workers: int) -> dict:
         if pool is not None:
             pool.shutdown()
     return {"jobs": n, "gpus": p.total_gpus, "pairs": p.num_pairs, "partitions": partitions, "total_s": total,
-            "build_s": a.build_seconds, "solve_s": a.solve_seconds, "objective": a.objective,
-            "value_gain": a.value_gain, "bound": a.bound, "mip_gap": a.mip_gap, "rss_mib": _rss_mib(),
+            "build_s": a.report.build_seconds, "solve_s": a.report.solve_seconds, "objective": a.values.objective,
+            "value_gain": a.values.value_gain, "bound": a.report.bound, "mip_gap": a.report.mip_gap,
+            "rss_mib": _rss_mib(),
             "workers_rss_mib": _rss_mib(resource.RUSAGE_CHILDREN) if workers > 1 else None,
-            "message": a.message}
+            "message": a.report.message}
 
 
 def profile_fast(n: int, partitions: int = 1) -> dict:

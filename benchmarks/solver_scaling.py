@@ -100,9 +100,9 @@ def run(sizes: list[int], seeds: int, methods: list[str], exact_limit: float, bu
                 a = fn(p)
                 dt = time.perf_counter() - t
                 worst = max(worst, dt)
-                rows.append({**base, "status": str(a.status), "seconds": dt, "mip_gap": a.mip_gap,
-                             "objective": a.objective, "utilization": a.utilization, "skipped": 0})
-                gap = f", gap {a.mip_gap:.2e}" if a.mip_gap is not None and method == "exact" else ""
+                rows.append({**base, "status": str(a.status), "seconds": dt, "mip_gap": a.report.mip_gap,
+                             "objective": a.values.objective, "utilization": a.values.utilization, "skipped": 0})
+                gap = f", gap {a.report.mip_gap:.2e}" if a.report.mip_gap is not None and method == "exact" else ""
                 print(f"[scaling] N={n} seed={seed} {method}: {dt:.3f} s ({a.status}{gap})", file=sys.stderr,
                       flush=True)
             if not skip:

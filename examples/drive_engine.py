@@ -106,14 +106,14 @@ def run(rounds: int, out: Path, *, restart_at: int | None = 4, mode: str = "fast
         slow: list[str] = []
         finished: list[str] = []
         for jid, i in index.items():
-            planned_tput = 0.0 if alloc.status == Status.NO_SOLUTION else float(alloc.throughput[i])
+            planned_tput = 0.0 if alloc.status == Status.NO_SOLUTION else float(alloc.jobs.throughput[i])
             factor, when = STRAGGLER.get(jid, (1.0, set()))
             speed = factor if r in when and planned_tput > 0 else 1.0
             tput = planned_tput * speed
             if speed < 1.0:
                 slow.append(jid)
                 # 4. what the job actually received, in fair-share units
-                delivered[jid] = tput / float(alloc.fair_throughput[i])
+                delivered[jid] = tput / float(alloc.jobs.fair_throughput[i])
             remaining[jid] -= tput * ROUND_SECONDS
             if remaining[jid] <= 0:
                 finished.append(jid)
@@ -126,9 +126,9 @@ def run(rounds: int, out: Path, *, restart_at: int | None = 4, mode: str = "fast
             engine = Engine.load(state_path)
             event = "restart"
         log.append({
-            "round": r, "active": sorted(ids), "status": str(alloc.status), "utilization": alloc.utilization,
+            "round": r, "active": sorted(ids), "status": str(alloc.status), "utilization": alloc.values.utilization,
             "placements": [{"jobs": list(p.jobs), "gpu": p.gpu, "gpus": p.gpus} for p in alloc.placements],
-            "planned_progress": {j: float(alloc.progress[i]) for j, i in index.items()},
+            "planned_progress": {j: float(alloc.jobs.progress[i]) for j, i in index.items()},
             "delivered_progress": delivered, "deficits": deficits, "stragglers": slow, "finished": finished,
             "event": event})
     (out / "log.json").write_text(json.dumps(log, indent=1))

@@ -143,7 +143,7 @@ def bind_round(alloc: Allocation, nodes: Sequence[Node],
     Only for a round that names its ``nodes`` (those of its :class:`~fairshare.problem.RoundProblem`) and a
     mode that places jobs (``exact``, ``fast``); any other allocation is returned as it is (spec section 9).
     """
-    if nodes and alloc.mode != Mode.LP.value:
+    if nodes and alloc.report.mode != Mode.LP.value:
         return replace(alloc, binding=bind(alloc, nodes, previous_binding))
     return alloc
 

@@ -1,4 +1,7 @@
-"""The result of one round: :class:`Allocation`, its :class:`Status` and :class:`Placement` entries.
+"""The result of one round: :class:`Allocation` and the parts it is made of.
+
+:class:`Status`, :class:`Placement` and :class:`SharedGpu` say what to run; :class:`RoundValues`,
+:class:`SolveReport` and :class:`JobResults` group the numbers.
 
 The JSON form is the round output of spec section 6 (``to_dict``/``from_dict`` round-trip).
 """
@@ -22,7 +25,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from fairshare.formulation import RoundModel
 
 
-__all__ = ["SHARE_TOLERANCE", "Allocation", "Placement", "SharedGpu", "Status", "clean_shares"]
+__all__ = ["SHARE_TOLERANCE", "Allocation", "JobResults", "Placement", "RoundValues", "SharedGpu", "SolveReport",
+           "Status", "clean_shares"]
 
 SHARE_TOLERANCE = 1e-9
 """Column values at or below this are not placements (solver noise); see :func:`clean_shares`."""
@@ -96,90 +100,115 @@ class SharedGpu:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Allocation:
-    """The answer for one round (spec section 3 "Report with every solution" and section 6).
+class RoundValues:
+    """What a round's placement is worth (spec section 3), computed from the placement alone.
+
+    Every solve mode and policy reports these in the same units: they are
+    :meth:`~fairshare.formulation.RoundModel.evaluate` of the placement, whatever found it.
 
     Attributes
     ----------
-    status : Status
-    mode : str or None
-        The solve mode, ``exact``, ``lp`` or ``fast``; ``None`` for a policy that does not use one.
     objective : float
-        ``E_pi - lambda * S`` (section 3 with priorities); nan when ``status`` is ``no_solution``.
+        ``E_pi - lambda * S_f``, the value the round optimises; nan when the status is ``no_solution``.
     efficiency : float
-        ``E``, best-GPU equivalents of work (plain: comparable across priorities).
+        ``E = sum_j s_j tau_j / Tmax_j``, best-GPU equivalents of work (plain: comparable across priorities).
     utilization : float
         ``E / C``.
     shortfall : float
         Weighted total shortfall ``S = sum_j w_j sigma_j`` (plain: comparable across shortfall prices).
+    obj_null : float
+        Objective of the empty placement (nan when unknown).
+    prioritized_efficiency : float
+        ``E_pi = sum_j pi_j s_j tau_j / Tmax_j``, the efficiency the round optimised (``efficiency`` when every
+        priority is 1; nan when unknown).
+    priced_shortfall : float
+        ``S_f = sum_j w_j f_j sigma_j`` with the shortfall prices ``f_j`` (spec section 10), so that
+        ``objective = prioritized_efficiency - fairness_weight * priced_shortfall``; ``shortfall`` when every
+        price is 1 (nan when unknown).
+    rounding_loss : array (G,) or None
+        Rounds with fractional requests: per GPU type, the capacity given away by rounding requests up to
+        their share class, ``sum (class_j - s_j)`` over the placed fractional jobs (weighted by the time share
+        in ``lp`` mode). ``None`` for an all-integer round.
+    """
+
+    objective: float
+    efficiency: float
+    utilization: float
+    shortfall: float
+    obj_null: float
+    prioritized_efficiency: float = float("nan")
+    priced_shortfall: float = float("nan")
+    rounding_loss: np.ndarray | None = None
+
+    @property
+    def value_gain(self) -> float:
+        """``objective - obj_null``: the improvement over running nothing."""
+        return self.objective - self.obj_null
+
+
+@dataclass(frozen=True, slots=True)
+class SolveReport:
+    """How a round's placement was found: by which mode or policy, how well proven, in how much time.
+
+    Attributes
+    ----------
+    mode : str or None
+        The solve mode, ``exact``, ``lp`` or ``fast``; ``None`` for a policy that does not use one.
+    policy : str or None
+        The policy that produced the allocation (``None`` for a plain :func:`~fairshare.allocate` call).
     mip_gap : float or None
         ``exact``: HiGHS's relative gap, measured on the achievable improvement ``objective - obj_null``
         (an upper bound on the value loss). ``fast``: the same quantity certified by the LP bound.
-        ``lp``: 0. ``None`` for an empty round.
+        ``lp``: 0. ``None`` for an empty round and for policies.
     bound : float or None
         Proven upper bound on the section 3 MILP objective (``exact``/``fast``), or the LP optimum (``lp``).
-    obj_null : float
-        Objective of the empty placement.
     relaxation : str or None
         ``lp`` mode: which relaxation was solved (``"section3"`` or ``"tightened"``).
     build_seconds, solve_seconds : float
         Model building (validation excluded) and solving (including rounding and polish) wall times.
     message : str
         The solver's own status text.
-    placements : tuple of Placement
-    job_ids : tuple of str
-    fair_throughput, throughput, progress, job_shortfall, next_deficit : arrays (N,)
-        ``Tfair_j``, ``tau_j``, ``rho_j``, ``sigma_j`` and the deficit carried into the next round if the
-        round runs as planned.
+    """
+
+    mode: str | None
+    policy: str | None = None
+    mip_gap: float | None = None
+    bound: float | None = None
+    relaxation: str | None = None
+    build_seconds: float = 0.0
+    solve_seconds: float = 0.0
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class JobResults:
+    """Per-job results of a round: arrays (N,) in the order of :attr:`Allocation.job_ids`.
+
+    Attributes
+    ----------
+    fair_throughput : array (N,)
+        ``Tfair_j``, the throughput of the job's fair share (the unit of progress).
+    throughput : array (N,)
+        ``tau_j``, what the placement gives the job.
+    progress : array (N,)
+        ``rho_j = tau_j / Tfair_j``.
+    job_shortfall : array (N,)
+        ``sigma_j = max(0, need_j - rho_j)``.
+    next_deficit : array (N,)
+        The deficit the job carries into the next round if the round runs as planned.
     job_gpu : int array (N,)
-        Integer modes: the type index each job runs on, -1 if not placed (``lp``: the type of its largest share).
+        Integer modes: the type index the job runs on, -1 if not placed (``lp``: the type of its largest
+        share).
     job_partner : int array (N,)
         Integer modes: the row of the job it shares GPUs with, -1 if alone or not placed.
-    gpu_types : tuple of str
-    policy : str or None
-        The policy that produced the allocation (``None`` for a plain :func:`~fairshare.allocate` call).
-    prioritized_efficiency : float
-        ``E_pi = sum_j pi_j s_j tau_j / Tmax_j``, the efficiency the round optimised (``efficiency`` when every
-        priority is 1; nan when unknown, e.g. read from a document of fairshare 0.1).
-    shared_gpus : tuple of SharedGpu
-        Rounds with jobs that ask for part of one GPU, integer placements: for every GPU that hosts such jobs,
-        which jobs share it (the packing of :func:`fairshare.packing.pack_shares`, per type). Empty otherwise
-        (and always in ``lp`` mode, whose shares are time fractions).
-    rounding_loss : array (G,) or None
-        Rounds with fractional requests: per type, the capacity given away by rounding requests up to their
-        share class, ``sum (class_j - s_j)`` over the placed fractional jobs (weighted by the time share in
-        ``lp`` mode). ``None`` for an all-integer round.
     rounded_share : array (N,) or None
-        Rounds with fractional requests: each job's share class (the capacity it counts), nan for gangs of
+        Rounds with fractional requests: the job's share class (the capacity it counts), nan for gangs of
         whole GPUs. ``None`` for an all-integer round.
-    binding : Binding or None
-        Rounds that name their nodes: every placement bound to node ids and GPU indices, with the counts of
-        split gangs and moved jobs (:func:`fairshare.binding.bind`). ``None`` without nodes and in ``lp`` mode.
-    priced_shortfall : float
-        ``S_f = sum_j w_j f_j sigma_j`` with the shortfall prices ``f_j`` (spec section 10): the shortfall the
-        round optimised, ``objective = prioritized_efficiency - fairness_weight * priced_shortfall``. Equal to
-        ``shortfall`` when every price is 1 (nan when unknown).
     moved : bool array (N,) or None
         Rounds with running jobs (spec section 11): the running jobs the placement moves to another type or
         partner (each pays its restart). ``None`` when no job of the round runs.
     """
 
-    status: Status
-    mode: str | None
-    objective: float
-    efficiency: float
-    utilization: float
-    shortfall: float
-    mip_gap: float | None
-    bound: float | None
-    obj_null: float
-    relaxation: str | None
-    build_seconds: float
-    solve_seconds: float
-    message: str
-    placements: tuple[Placement, ...]
-    job_ids: tuple[str, ...]
-    gpu_types: tuple[str, ...]
     fair_throughput: np.ndarray
     throughput: np.ndarray
     progress: np.ndarray
@@ -187,14 +216,57 @@ class Allocation:
     next_deficit: np.ndarray
     job_gpu: np.ndarray
     job_partner: np.ndarray
-    policy: str | None = None
-    prioritized_efficiency: float = float("nan")
-    shared_gpus: tuple[SharedGpu, ...] = ()
-    rounding_loss: np.ndarray | None = None
     rounded_share: np.ndarray | None = None
-    binding: Binding | None = None
-    priced_shortfall: float = float("nan")
     moved: np.ndarray | None = None
+
+    @property
+    def placed(self) -> np.ndarray:
+        """Boolean (N,): the job runs (integer modes) or gets some share (``lp``)."""
+        return self.throughput > 0
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Allocation:
+    """The answer for one round (spec section 3 "Report with every solution" and section 6).
+
+    At the top is what a scheduler acts on: whether to trust the plan (``status``), what to start
+    (``placements``, ``shared_gpus``, and ``binding`` when the round names its nodes) and the names that index
+    the arrays (``job_ids``, ``gpu_types``). The rest is in three groups: what the placement is worth
+    (``values``), how it was found (``report``) and per-job arrays (``jobs``). :meth:`to_dict` writes one flat
+    document (spec section 6).
+
+    Attributes
+    ----------
+    status : Status
+    job_ids : tuple of str
+        The round's jobs; the rows of every per-job array.
+    gpu_types : tuple of str
+        The round's GPU types; the indices of :attr:`JobResults.job_gpu` and :attr:`RoundValues.rounding_loss`.
+    placements : tuple of Placement
+    values : RoundValues
+        Objective, efficiency, utilisation, shortfall and the rest of the round's numbers.
+    report : SolveReport
+        Mode, policy, gap, bound, times and the solver's message.
+    jobs : JobResults
+        Per job: fair throughput, throughput, progress, shortfall, next deficit, type and partner.
+    shared_gpus : tuple of SharedGpu
+        Rounds with jobs that ask for part of one GPU, integer placements: for every GPU that hosts such jobs,
+        which jobs share it (the packing of :func:`fairshare.packing.pack_shares`, per type). Empty otherwise
+        (and always in ``lp`` mode, whose shares are time fractions).
+    binding : Binding or None
+        Rounds that name their nodes: every placement bound to node ids and GPU indices, with the counts of
+        split gangs and moved jobs (:func:`fairshare.binding.bind`). ``None`` without nodes and in ``lp`` mode.
+    """
+
+    status: Status
+    job_ids: tuple[str, ...]
+    gpu_types: tuple[str, ...]
+    placements: tuple[Placement, ...]
+    values: RoundValues
+    report: SolveReport
+    jobs: JobResults
+    shared_gpus: tuple[SharedGpu, ...] = ()
+    binding: Binding | None = None
 
     @classmethod
     def from_columns(cls, model: RoundModel, x: np.ndarray | None, *, status: Status, mode: str | None,
@@ -228,63 +300,58 @@ class Allocation:
                                        integral)
         if mode == "exact" and mip_gap is None:
             mip_gap = 0.0
+        shared, loss, rounded = _fractional_report(model, xv, integral)
         return cls(
-            status=status, mode=mode, objective=float("nan") if x is None else ev.objective,
-            efficiency=ev.efficiency, utilization=ev.efficiency / p.total_gpus, shortfall=ev.shortfall,
-            mip_gap=mip_gap, bound=bound, obj_null=model.obj_null, relaxation=relaxation,
-            build_seconds=build_seconds, solve_seconds=solve_seconds, message=message, placements=placements,
-            job_ids=ids, gpu_types=names, fair_throughput=np.asarray(model.fair.fair_throughput),
-            throughput=ev.throughput,
-            progress=ev.progress, job_shortfall=ev.job_shortfall, next_deficit=ev.next_deficit, job_gpu=job_gpu,
-            job_partner=partner, policy=policy, prioritized_efficiency=ev.prioritized_efficiency,
-            priced_shortfall=ev.priced_shortfall,
-            moved=None if p.running is None else p.running.moved(job_gpu, partner),
-            **_fractional_report(model, xv, integral))
-
-    @property
-    def value_gain(self) -> float:
-        """``objective - obj_null``: the improvement over running nothing."""
-        return self.objective - self.obj_null
-
-    @property
-    def placed(self) -> np.ndarray:
-        """Boolean (N,): the job runs (integer modes) or gets some share (``lp``)."""
-        return self.throughput > 0
+            status=status, job_ids=ids, gpu_types=names, placements=placements,
+            values=RoundValues(
+                objective=float("nan") if x is None else ev.objective, efficiency=ev.efficiency,
+                utilization=ev.efficiency / p.total_gpus, shortfall=ev.shortfall, obj_null=model.obj_null,
+                prioritized_efficiency=ev.prioritized_efficiency, priced_shortfall=ev.priced_shortfall,
+                rounding_loss=loss),
+            report=SolveReport(mode=mode, policy=policy, mip_gap=mip_gap, bound=bound, relaxation=relaxation,
+                               build_seconds=build_seconds, solve_seconds=solve_seconds, message=message),
+            jobs=JobResults(
+                fair_throughput=np.asarray(model.fair.fair_throughput), throughput=ev.throughput,
+                progress=ev.progress, job_shortfall=ev.job_shortfall, next_deficit=ev.next_deficit, job_gpu=job_gpu,
+                job_partner=partner, rounded_share=rounded,
+                moved=None if p.running is None else p.running.moved(job_gpu, partner)),
+            shared_gpus=shared)
 
     def to_dict(self) -> dict[str, Any]:
-        """The round output document of spec section 6."""
+        """The round output document of spec section 6: flat, the groups' numbers at the top and per job."""
+        v, r, jr = self.values, self.report, self.jobs
         jobs = {
-            jid: {"fair_throughput": float(self.fair_throughput[i]), "throughput": float(self.throughput[i]),
-                  "progress": float(self.progress[i]), "shortfall": float(self.job_shortfall[i]),
-                  "next_deficit": float(self.next_deficit[i])}
+            jid: {"fair_throughput": float(jr.fair_throughput[i]), "throughput": float(jr.throughput[i]),
+                  "progress": float(jr.progress[i]), "shortfall": float(jr.job_shortfall[i]),
+                  "next_deficit": float(jr.next_deficit[i])}
             for i, jid in enumerate(self.job_ids)
         }
         out: dict[str, Any] = {
-            "status": str(self.status), "mode": self.mode, "objective": _num(self.objective),
-            "efficiency": self.efficiency, "prioritized_efficiency": _num(self.prioritized_efficiency),
-            "utilization": self.utilization, "shortfall": self.shortfall,
-            "priced_shortfall": _num(self.priced_shortfall), "mip_gap": _num(self.mip_gap),
-            "bound": _num(self.bound), "obj_null": self.obj_null,
+            "status": str(self.status), "mode": r.mode, "objective": _num(v.objective),
+            "efficiency": v.efficiency, "prioritized_efficiency": _num(v.prioritized_efficiency),
+            "utilization": v.utilization, "shortfall": v.shortfall,
+            "priced_shortfall": _num(v.priced_shortfall), "mip_gap": _num(r.mip_gap),
+            "bound": _num(r.bound), "obj_null": v.obj_null,
         }
-        if self.policy is not None:
-            out["policy"] = self.policy
-        if self.rounded_share is not None:  # rounds with fractional requests only
+        if r.policy is not None:
+            out["policy"] = r.policy
+        if jr.rounded_share is not None:  # rounds with fractional requests only
             for i, jid in enumerate(self.job_ids):
-                if np.isfinite(self.rounded_share[i]):
-                    jobs[jid]["rounded_share"] = float(self.rounded_share[i])
-        if self.relaxation is not None:
-            out["relaxation"] = self.relaxation
-        out.update({"build_seconds": self.build_seconds, "solve_seconds": self.solve_seconds,
-                    "message": self.message, "gpu_types": list(self.gpu_types),
+                if np.isfinite(jr.rounded_share[i]):
+                    jobs[jid]["rounded_share"] = float(jr.rounded_share[i])
+        if r.relaxation is not None:
+            out["relaxation"] = r.relaxation
+        out.update({"build_seconds": r.build_seconds, "solve_seconds": r.solve_seconds,
+                    "message": r.message, "gpu_types": list(self.gpu_types),
                     "placements": [p.to_dict() for p in self.placements], "jobs": jobs})
-        if self.rounding_loss is not None:  # rounds with fractional requests only (all-integer output unchanged)
+        if v.rounding_loss is not None:  # rounds with fractional requests only (all-integer output unchanged)
             out["shared_gpus"] = [s.to_dict() for s in self.shared_gpus]
-            out["rounding_loss"] = {"total": float(self.rounding_loss.sum()),
-                                    "by_type": dict(zip(self.gpu_types, self.rounding_loss.tolist()))}
+            out["rounding_loss"] = {"total": float(v.rounding_loss.sum()),
+                                    "by_type": dict(zip(self.gpu_types, v.rounding_loss.tolist()))}
         if self.binding is not None:  # rounds that name their nodes only
             out["binding"] = self.binding.to_dict()
-        if self.moved is not None:  # rounds with running jobs only
-            out["moved"] = [jid for jid, m in zip(self.job_ids, self.moved.tolist()) if m]
+        if jr.moved is not None:  # rounds with running jobs only
+            out["moved"] = [jid for jid, m in zip(self.job_ids, jr.moved.tolist()) if m]
         return out
 
     def to_json(self, **kwargs: Any) -> str:
@@ -344,22 +411,26 @@ class Allocation:
         members = [(tuple(jidx[j] for j in p["jobs"]), gidx[p["gpu"]], float(p["share"]))
                    for p in doc["placements"]]
         job_gpu, partner = _job_arrays(len(ids), members, None)
+        shared, loss, rounded = _fractional_from_dict(doc, ids, gpu_types)
         return cls(
-            status=Status(doc["status"]), mode=doc.get("mode"), policy=doc.get("policy"),
-            objective=_float(doc["objective"]),
-            efficiency=doc["efficiency"], utilization=doc["utilization"], shortfall=doc["shortfall"],
-            prioritized_efficiency=_float(doc.get("prioritized_efficiency")),
-            priced_shortfall=_float(doc.get("priced_shortfall")),
-            moved=None if doc.get("moved") is None else np.array([j in set(doc["moved"]) for j in ids], bool),
-            mip_gap=doc.get("mip_gap"), bound=doc.get("bound"), obj_null=doc.get("obj_null", float("nan")),
-            relaxation=doc.get("relaxation"), build_seconds=doc.get("build_seconds", 0.0),
-            solve_seconds=doc.get("solve_seconds", 0.0), message=doc.get("message", ""),
+            status=Status(doc["status"]), job_ids=ids, gpu_types=gpu_types,
             placements=tuple(Placement(tuple(p["jobs"]), p["gpu"], _gpus(p["gpus"]), float(p["share"]))
                              for p in doc["placements"]),
-            job_ids=ids, gpu_types=gpu_types, fair_throughput=col["fair_throughput"],
-            throughput=col["throughput"], progress=col["progress"], job_shortfall=col["shortfall"],
-            next_deficit=col["next_deficit"], job_gpu=job_gpu, job_partner=partner,
-            **_fractional_from_dict(doc, ids, gpu_types),
+            values=RoundValues(
+                objective=_float(doc["objective"]), efficiency=doc["efficiency"], utilization=doc["utilization"],
+                shortfall=doc["shortfall"], obj_null=doc.get("obj_null", float("nan")),
+                prioritized_efficiency=_float(doc.get("prioritized_efficiency")),
+                priced_shortfall=_float(doc.get("priced_shortfall")), rounding_loss=loss),
+            report=SolveReport(
+                mode=doc.get("mode"), policy=doc.get("policy"), mip_gap=doc.get("mip_gap"), bound=doc.get("bound"),
+                relaxation=doc.get("relaxation"), build_seconds=doc.get("build_seconds", 0.0),
+                solve_seconds=doc.get("solve_seconds", 0.0), message=doc.get("message", "")),
+            jobs=JobResults(
+                fair_throughput=col["fair_throughput"], throughput=col["throughput"], progress=col["progress"],
+                job_shortfall=col["shortfall"], next_deficit=col["next_deficit"], job_gpu=job_gpu,
+                job_partner=partner, rounded_share=rounded,
+                moved=None if doc.get("moved") is None else np.array([j in set(doc["moved"]) for j in ids], bool)),
+            shared_gpus=shared,
             binding=Binding.from_dict(doc["binding"], "allocation.binding") if "binding" in doc else None)
 
 
@@ -396,11 +467,12 @@ def _job_arrays(n: int, members: list[tuple[tuple[int, ...], int, float]],
     return job_gpu, partner
 
 
-def _fractional_report(model: RoundModel, x: np.ndarray, integral: bool) -> dict[str, Any]:
-    """``shared_gpus``, ``rounding_loss`` and ``rounded_share`` of column values ``x`` (empty for integer rounds)."""
+def _fractional_report(model: RoundModel, x: np.ndarray,
+                       integral: bool) -> tuple[tuple[SharedGpu, ...], np.ndarray | None, np.ndarray | None]:
+    """``(shared_gpus, rounding_loss, rounded_share)`` of column values ``x``; ``((), None, None)`` if all-integer."""
     p, c = model.problem, model.columns
     if not p.has_fractional:
-        return {}
+        return (), None, None
     frac = p.fractional
     rounded = np.where(frac, p.capacity_scale, np.nan)
     alone = np.arange(c.num) < c.num_alone
@@ -424,19 +496,19 @@ def _fractional_report(model: RoundModel, x: np.ndarray, integral: bool) -> dict
                                         tuple(float(p.scale[c.job_a[i]]) for i in on)))
     for a in (loss, rounded):
         a.setflags(write=False)
-    return {"shared_gpus": tuple(shared), "rounding_loss": loss, "rounded_share": rounded}
+    return tuple(shared), loss, rounded
 
 
-def _fractional_from_dict(doc: Mapping[str, Any], ids: tuple[str, ...], gpu_types: tuple[str, ...]) -> dict[str, Any]:
-    """The fractional-request part of an allocation document (absent for all-integer rounds)."""
+def _fractional_from_dict(doc: Mapping[str, Any], ids: tuple[str, ...], gpu_types: tuple[str, ...]
+                          ) -> tuple[tuple[SharedGpu, ...], np.ndarray | None, np.ndarray | None]:
+    """``(shared_gpus, rounding_loss, rounded_share)`` of an allocation document (absent for all-integer rounds)."""
     if "rounding_loss" not in doc:
-        return {}
+        return (), None, None
     by_type = doc["rounding_loss"]["by_type"]
     shared = tuple(SharedGpu(str(s["gpu"]), int(s["index"]), tuple(s["jobs"]), tuple(float(v) for v in s["shares"]))
                    for s in doc.get("shared_gpus", []))
     rounded = np.array([float(doc["jobs"][j].get("rounded_share", np.nan)) for j in ids])
-    return {"shared_gpus": shared, "rounding_loss": np.array([float(by_type.get(g, 0.0)) for g in gpu_types]),
-            "rounded_share": rounded}
+    return shared, np.array([float(by_type.get(g, 0.0)) for g in gpu_types]), rounded
 
 
 def _gpus(v: Any) -> int | float:

@@ -563,7 +563,7 @@ class Engine:
         if alloc.status == Status.NO_SOLUTION:
             rho = dict.fromkeys(alloc.job_ids, 0.0)
         else:
-            rho = {j: float(alloc.progress[i]) for i, j in enumerate(alloc.job_ids)}
+            rho = {j: float(alloc.jobs.progress[i]) for i, j in enumerate(alloc.job_ids)}
         rho.update(dict.fromkeys(self._pending_held, 0.0))  # jobs that could run nowhere got nothing
         if progress is not None and not isinstance(progress, Mapping):
             raise InvalidInputError("progress", clip(progress), "must be a mapping of job id -> progress")

@@ -95,21 +95,21 @@ def allocation_violations(problem: RoundProblem, allocation: Allocation, *, tol:
         out.append(f"type {p.gpu_types[t]!r}: {used[t]:g} GPUs used of {p.capacity[t]}")
     for j in np.flatnonzero(share > 1 + tol).tolist():
         out.append(f"job {p.job_ids[j]!r} placed {share[j]:g} times")
-    if not np.allclose(tau, allocation.throughput, rtol=1e-7, atol=1e-9):
+    if not np.allclose(tau, allocation.jobs.throughput, rtol=1e-7, atol=1e-9):
         out.append("reported throughputs do not match the placements")
     out += _shared_gpu_violations(p, allocation, tol)
-    if (allocation.next_deficit < -tol).any() or (allocation.job_shortfall < -tol).any():
+    if (allocation.jobs.next_deficit < -tol).any() or (allocation.jobs.job_shortfall < -tol).any():
         out.append("negative deficit or shortfall")
-    if len(allocation.progress) == p.num_jobs and len(allocation.next_deficit) == p.num_jobs:
-        expect = next_deficit(p.deficit, p.epsilon, allocation.progress)
-        if not np.allclose(expect, allocation.next_deficit, rtol=1e-7, atol=1e-9):
+    if len(allocation.jobs.progress) == p.num_jobs and len(allocation.jobs.next_deficit) == p.num_jobs:
+        expect = next_deficit(p.deficit, p.epsilon, allocation.jobs.progress)
+        if not np.allclose(expect, allocation.jobs.next_deficit, rtol=1e-7, atol=1e-9):
             out.append("next deficits differ from max(0, D + 1 - epsilon - rho)")
     return out
 
 
 def _shared_gpu_violations(p: RoundProblem, allocation: Allocation, tol: float) -> list[str]:
     """The packing of fractional jobs: every placed one on exactly one shared GPU of its type, none over 1."""
-    if not p.has_fractional or allocation.mode == "lp":
+    if not p.has_fractional or allocation.report.mode == "lp":
         return []
     out: list[str] = []
     counted = p.capacity_scale

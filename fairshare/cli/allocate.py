@@ -72,7 +72,8 @@ def run_allocate(args: Namespace) -> int:
     out = alloc.to_json(indent=2) + "\n"
     if args.output:
         write_text("--output", args.output, out)
-        print(f"{alloc.status} ({alloc.mode}): objective {alloc.objective:.6g}, E/C {alloc.utilization:.4f}, "
+        v = alloc.values
+        print(f"{alloc.status} ({alloc.report.mode}): objective {v.objective:.6g}, E/C {v.utilization:.4f}, "
               f"{len(alloc.placements)} placements{_bound(alloc)} -> {args.output}", file=sys.stderr)
     else:
         try:

@@ -86,7 +86,7 @@ class KubePlan:
         a = self.allocation
         if a is None:
             return {}
-        return {j: float(d) for j, d in zip(a.job_ids, a.next_deficit.tolist()) if d > 0}
+        return {j: float(d) for j, d in zip(a.job_ids, a.jobs.next_deficit.tolist()) if d > 0}
 
     def to_list(self) -> dict[str, Any]:
         """The plan as a v1 ``List``: the ``Eviction`` objects first, then the ``Binding`` objects."""
@@ -98,7 +98,8 @@ class KubePlan:
         head = (f"{len(self.round.jobs)} jobs on {sum(self.round.doc['gpus'].values())} GPUs of "
                 f"{len(self.round.doc['gpus'])} types on {len(set(self.round.node_of.values()))} nodes")
         if a is not None:
-            head += f"; {a.status} ({a.mode}), E/C {a.utilization:.3f}, shortfall {a.shortfall:.3f}"
+            head += (f"; {a.status} ({a.report.mode}), E/C {a.values.utilization:.3f}, "
+                     f"shortfall {a.values.shortfall:.3f}")
         lines = [head, f"bind {len(self.bindings)}, evict {len(self.evictions)}, stay {len(self.stays)}, "
                        f"wait {len(self.waiting)}, held {len(self.held)}"]
         lines += [f"  bind  {p} -> {n}" for p, n in self.bindings]

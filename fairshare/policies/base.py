@@ -35,7 +35,7 @@ A policy that places nothing, run through the template:
 ...         return Placed(np.zeros(state.model.columns.num), Status.HEURISTIC, "nothing placed")
 >>> p = RoundProblem.from_dict({"gpus": {"A": 1}, "jobs": [{"id": "a", "scale": 1, "throughput": {"A": 2.0}}]})
 >>> alloc = Idle().allocate(RoundState.first_round(build_model(p)))
->>> alloc.policy, alloc.mode, alloc.placements, alloc.message
+>>> alloc.report.policy, alloc.report.mode, alloc.placements, alloc.report.message
 ('idle', None, (), 'nothing placed')
 """
 

@@ -168,19 +168,19 @@ class FairsharePolicy(Policy):
                                         problem.nodes)
                 else:
                     solved = allocate(problem, mode=self.mode, options=self._solve_options, warm=warm)
-            return dataclasses.replace(solved, policy=self.name)
+            return dataclasses.replace(solved, report=dataclasses.replace(solved.report, policy=self.name))
         planned = solve_model(build_model(_type_blind(problem)), mode=self.mode, options=self._solve_options)
         real = model if model is not None else build_model(problem)
         x = _columns_of(real, planned)
         _check_placement(self.name, real, x)
         return Allocation.from_columns(real, x, status=planned.status, mode=self.mode, policy=self.name,
-                                       solve_seconds=planned.solve_seconds,
-                                       message=planned.message + " (type-blind plan)")
+                                       solve_seconds=planned.report.solve_seconds,
+                                       message=planned.report.message + " (type-blind plan)")
 
     def place(self, state: RoundState) -> Placed:
         """The placement of :meth:`allocate` as 0/1 values of the columns of ``state.model`` (integer modes)."""
         alloc = self.allocate(state)
-        return Placed(_columns_of(state.model, alloc), alloc.status, alloc.message)
+        return Placed(_columns_of(state.model, alloc), alloc.status, alloc.report.message)
 
 
 def _type_blind(problem: RoundProblem) -> RoundProblem:
@@ -202,7 +202,7 @@ def _columns_of(model: RoundModel, alloc: Allocation) -> np.ndarray:
     """0/1 column values of ``model`` for an integer allocation of the same round (same columns)."""
     c = model.columns
     x = np.zeros(c.num)
-    gpu, partner = alloc.job_gpu, alloc.job_partner
+    gpu, partner = alloc.jobs.job_gpu, alloc.jobs.job_partner
     for k in range(c.num):
         a, b, g = int(c.job_a[k]), int(c.job_b[k]), int(c.gpu[k])
         if gpu[a] == g and (partner[a] == b if b >= 0 else partner[a] < 0):

@@ -22,7 +22,7 @@ __all__ = ["RoundOutcome", "partial_deficit"]
 
 
 class _Plan(Protocol):
-    """What the executor reads from a policy's answer (an :class:`~fairshare.allocation.Allocation`)."""
+    """What the executor reads from a policy's answer (its :class:`~fairshare.allocation.JobResults`)."""
 
     @property
     def throughput(self) -> np.ndarray: ...  # noqa: D102

@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from fairshare.allocation import Allocation
+from fairshare.allocation import Allocation, JobResults
 from fairshare.binding import bind
 from fairshare.cluster import Binding, Cluster
 from fairshare.errors import InvalidInputError
@@ -74,26 +74,27 @@ from fairshare.sim.traces import Trace
 __all__ = ["catalog_provenance", "check_run", "simulate"]
 
 
-def _as_run(alloc: Allocation, problem: RoundProblem) -> Allocation:
-    """The plan as the executor runs it: moved jobs at their placement's throughput, before their restart.
+def _as_run(alloc: Allocation, problem: RoundProblem) -> JobResults:
+    """The plan's per-job results as the executor runs them: moved jobs at their placement's throughput.
 
     A round that carries running jobs (spec section 11) reports a moved job's throughput with its restart
     taken off (``throughput * (1 - restart / round)``); the executor charges the restart itself, in seconds, so
     it must run the job at the placement's own throughput or the restart would be paid twice.
     """
-    if problem.running is None or alloc.moved is None or not alloc.moved.any():
-        return alloc
-    tau = np.array(alloc.throughput, dtype=np.float64)
+    plan = alloc.jobs
+    if problem.running is None or plan.moved is None or not plan.moved.any():
+        return plan
+    tau = np.array(plan.throughput, dtype=np.float64)
     pj, pg, pt = problem.pair_jobs, problem.pair_gpu, problem.pair_throughput
-    for j in np.flatnonzero(alloc.moved).tolist():
-        g, k = int(alloc.job_gpu[j]), int(alloc.job_partner[j])
+    for j in np.flatnonzero(plan.moved).tolist():
+        g, k = int(plan.job_gpu[j]), int(plan.job_partner[j])
         if k < 0:
             tau[j] = float(problem.throughput[j, g])
             continue
         hit = np.flatnonzero((pg == g) & (((pj[:, 0] == j) & (pj[:, 1] == k)) | ((pj[:, 0] == k) & (pj[:, 1] == j))))
         p = int(hit[0])
         tau[j] = float(pt[p, 0] if pj[p, 0] == j else pt[p, 1])
-    return replace(alloc, throughput=tau)
+    return replace(plan, throughput=tau)
 
 
 def _moves(jobs: _JobState, out: RoundOutcome) -> tuple[int, int]:
@@ -107,7 +108,7 @@ def _round_record(index: int, jobs: _JobState, length: float, alloc: Allocation,
                   solver_seconds: float, binding: Binding | None = None,
                   moves: tuple[int, int] = (0, 0)) -> RoundRecord:
     return RoundRecord(index=index, start=jobs.start, length=length, active_jobs=len(jobs.index),
-                       placed_jobs=int(out.placed.sum()), utilization=float(alloc.utilization),
+                       placed_jobs=int(out.placed.sum()), utilization=float(alloc.values.utilization),
                        busy_gpu_seconds=out.busy_gpu_seconds,
                        capacity_gpu_seconds=float(capacity * length), solver_seconds=solver_seconds,
                        status=str(alloc.status), migrations=0 if binding is None else binding.moved_jobs,
@@ -245,7 +246,7 @@ def simulate(
         if between:
             last = int(np.searchsorted(arrivals, t + jobs.plan_length(cfg), side="left"))
             arriving = order[nxt:last] if run_cfg.starts == "idle" else order[:0]
-            out, late = _between_rounds(led, jobs, alloc, out, run_cfg, gpus, size, arriving, holds)
+            out, late = _between_rounds(led, jobs, plan, out, run_cfg, gpus, size, arriving, holds)
         moves = _moves(jobs, out)
         gone = led.book(act, out)
         if late is not None:

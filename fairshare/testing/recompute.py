@@ -13,7 +13,7 @@ Examples
 >>> p = RoundProblem(["V100"], [1], ["a", "b"], [1, 1], [[2.0], [1.0]])
 >>> alloc = allocate(p, mode="exact")
 >>> ref = recompute(p, placements_of(alloc))
->>> bool(abs(ref["objective"] - alloc.objective) < 1e-9)
+>>> bool(abs(ref["objective"] - alloc.values.objective) < 1e-9)
 True
 """
 

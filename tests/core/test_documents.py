@@ -172,7 +172,7 @@ def test_allocate_reads_bytes_through_the_reader():
     with pytest.raises(InvalidInputError, match=r"nested deeper than 64 levels"):
         allocate(deep, mode="fast")
     from_bytes, from_text = allocate(ROUND_TEXT.encode("utf-8"), mode="exact"), allocate(ROUND_TEXT, mode="exact")
-    assert from_bytes.objective == from_text.objective and from_bytes.placements == from_text.placements
+    assert from_bytes.values.objective == from_text.values.objective and from_bytes.placements == from_text.placements
 
 
 def test_round_document_numbers_out_of_range_name_the_field():

@@ -162,10 +162,10 @@ def test_tightened_bound_lies_between_the_exact_optimum_and_the_section3_bound(p
     tol = 1e-6 * max(1.0, abs(model.obj_null))
     assert tight.optimal and sec3.optimal
     assert tight.bound + model.obj_null <= sec3.bound + tol
-    assert tight.bound + model.obj_null >= exact.objective - tol
+    assert tight.bound + model.obj_null >= exact.values.objective - tol
     # allocate reports the same numbers
-    assert allocate(problem, mode="lp").objective == pytest.approx(sec3.bound, abs=tol)
-    assert allocate(problem, mode="lp", relaxation="tightened").bound == pytest.approx(
+    assert allocate(problem, mode="lp").values.objective == pytest.approx(sec3.bound, abs=tol)
+    assert allocate(problem, mode="lp", relaxation="tightened").report.bound == pytest.approx(
         tight.bound + model.obj_null, abs=tol)
 
 
@@ -177,7 +177,7 @@ def test_section3_milp_and_tightened_milp_have_the_same_optimum(problem):
     tol = 1e-6 * max(1.0, abs(model.obj_null))
     assert sec3.optimal and tight.optimal
     assert sec3.objective == pytest.approx(tight.objective + model.obj_null, abs=tol)
-    assert allocate(problem, mode="exact").objective == pytest.approx(sec3.objective, abs=tol)
+    assert allocate(problem, mode="exact").values.objective == pytest.approx(sec3.objective, abs=tol)
 
 
 def test_evaluate_fractional_point_by_hand():

@@ -160,7 +160,7 @@ def test_pyomo_reference_model_agrees_on_a_fractional_round(mode: str) -> None:
     p = RoundProblem.from_dict(_doc([0.3, 0.5, 0.2, 0.1, 0.7, 0.25, 1, 2, 0.05, 0.6]))
     ref, arr = allocate(p, mode=mode, backend="pyomo"), allocate(p, mode=mode)
     assert ref.status == arr.status == "optimal"
-    assert ref.objective == pytest.approx(arr.objective, rel=1e-6)
+    assert ref.values.objective == pytest.approx(arr.values.objective, rel=1e-6)
     assert allocation_violations(p, ref) == []
 
 
@@ -194,13 +194,13 @@ def test_rounding_loss_is_reported_per_type_and_in_total() -> None:
     a = allocate(p, mode="exact")
     assert len(a.placements) == 5  # everything fits: 0.5 + 0.5 + 0.25 + 0.125 + 1 = 2.375 <= 4
     want = (0.5 - 0.3) + 0 + (0.25 - 0.2) + (0.125 - 0.1) + (1.0 - 0.7)
-    assert a.rounding_loss is not None and float(a.rounding_loss.sum()) == pytest.approx(want)
+    assert a.values.rounding_loss is not None and float(a.values.rounding_loss.sum()) == pytest.approx(want)
     d = a.to_dict()
     assert d["rounding_loss"]["total"] == pytest.approx(want) and d["rounding_loss"]["by_type"] == \
         {"V100": pytest.approx(want)}
     assert [d["jobs"][f"j{i}"]["rounded_share"] for i in range(5)] == [0.5, 0.5, 0.25, 0.125, 1.0]
     lp = allocate(p, mode="lp")
-    assert lp.rounding_loss is not None and float(lp.rounding_loss.sum()) == pytest.approx(want)
+    assert lp.values.rounding_loss is not None and float(lp.values.rounding_loss.sum()) == pytest.approx(want)
 
 
 def test_fractional_jobs_are_not_pair_candidates() -> None:
@@ -223,7 +223,7 @@ def test_output_round_trip_and_integer_output_unchanged() -> None:
     assert all("rounded_share" not in j for j in whole["jobs"].values())
     assert all(isinstance(pl["gpus"], int) for pl in whole["placements"])
     again = Allocation.from_dict(whole)
-    assert again.rounding_loss is None and again.shared_gpus == () and again.to_dict() == whole
+    assert again.values.rounding_loss is None and again.shared_gpus == () and again.to_dict() == whole
 
 
 @settings(max_examples=25, deadline=None)
@@ -238,12 +238,12 @@ def test_property_no_gpu_over_one_and_exact_never_below_fast(doc: dict[str, Any]
             assert sum(p.capacity_scale[p.job_index(j)] for j in s.jobs) <= 1 + 1e-12
         placed = [pl for pl in a.placements if p.fractional[p.job_index(pl.jobs[0])]]
         assert sorted(pl.jobs[0] for pl in placed) == sorted(j for s in a.shared_gpus for j in s.jobs)
-        if a.rounding_loss is not None:
+        if a.values.rounding_loss is not None:
             gave = sum(p.capacity_scale[p.job_index(pl.jobs[0])] - p.scale[p.job_index(pl.jobs[0])]
                        for pl in placed)
-            assert float(a.rounding_loss.sum()) == pytest.approx(gave, abs=1e-12)
+            assert float(a.values.rounding_loss.sum()) == pytest.approx(gave, abs=1e-12)
     assert exact.status == "optimal"
-    assert exact.objective >= fast.objective - 1e-6 * max(1.0, abs(fast.objective))
+    assert exact.values.objective >= fast.values.objective - 1e-6 * max(1.0, abs(fast.values.objective))
 
 
 @settings(max_examples=20, deadline=None)
@@ -286,9 +286,9 @@ def baseline_record(n: int, seed: int) -> dict[str, Any]:
         "tightened": _hash(t.cost, t.matrix.data, t.matrix.indices, t.matrix.indptr, t.row_upper),
         "section3": _hash(s3.cost, s3.matrix.data, s3.matrix.indices, s3.matrix.indptr, s3.row_lower, s3.row_upper)}
     ex = allocate(p, mode="exact")
-    rec["exact"] = {"objective": ex.objective, "placements": _placements(ex), "keys": sorted(ex.to_dict())}
+    rec["exact"] = {"objective": ex.values.objective, "placements": _placements(ex), "keys": sorted(ex.to_dict())}
     lp = allocate(p, mode="lp")
-    rec["lp"] = {"objective": lp.objective, "keys": sorted(lp.to_dict())}
+    rec["lp"] = {"objective": lp.values.objective, "keys": sorted(lp.to_dict())}
     relaxed = solve_relaxation(m, t, SolveOptions())
     assert relaxed.x is not None
     rec["greedy"] = np.flatnonzero(greedy_round(m, relaxed.x) > 0.5).tolist()
@@ -342,7 +342,7 @@ def test_engine_plans_commits_and_reloads_fractional_jobs(tmp_path: Path) -> Non
     eng.commit(a)
     eng.save(tmp_path / "state.json")
     b = Engine.load(tmp_path / "state.json").plan(jobs)
-    assert b.rounding_loss is not None
+    assert b.values.rounding_loss is not None
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".json"])

@@ -52,11 +52,11 @@ def test_priority_decides_who_gets_the_fast_gpu():
     pri = allocate({**_with_priority([1.0, 10.0]), "fairness_weight": 0.01}, mode="exact")
     assert {p.jobs[0]: p.gpu for p in pri.placements} == {"a": "K80", "b": "V100"}
     # both E's are reported: plain best-GPU equivalents and the prioritised value that was optimised
-    assert pri.efficiency == pytest.approx(1.0 / 4.0 + 2.0 / 2.0)
-    assert pri.prioritized_efficiency == pytest.approx(1.0 / 4.0 + 10.0 * 2.0 / 2.0)
+    assert pri.values.efficiency == pytest.approx(1.0 / 4.0 + 2.0 / 2.0)
+    assert pri.values.prioritized_efficiency == pytest.approx(1.0 / 4.0 + 10.0 * 2.0 / 2.0)
     out = json.loads(pri.to_json())
-    assert out["efficiency"] == pytest.approx(pri.efficiency)
-    assert out["prioritized_efficiency"] == pytest.approx(pri.prioritized_efficiency)
+    assert out["efficiency"] == pytest.approx(pri.values.efficiency)
+    assert out["prioritized_efficiency"] == pytest.approx(pri.values.prioritized_efficiency)
 
 
 def test_document_round_trip_keeps_priorities_and_leaves_out_the_default():
@@ -76,7 +76,7 @@ def test_all_ones_priority_is_todays_formulation(problem):
     for mode in ("exact", "fast"):
         x, y = allocate(problem, mode=mode), allocate(ones, mode=mode)
         assert [(p.jobs, p.gpu) for p in x.placements] == [(p.jobs, p.gpu) for p in y.placements]
-        assert x.objective == y.objective and x.prioritized_efficiency == x.efficiency
+        assert x.values.objective == y.values.objective and x.values.prioritized_efficiency == x.values.efficiency
 
 
 @settings(max_examples=20)
@@ -88,9 +88,9 @@ def test_scaling_priorities_and_lambda_together_scales_the_objective(problem, c,
     scaled = problem.replace(priority=c * pi, fairness_weight=c * problem.fairness_weight)
     a, b = allocate(base, mode="exact"), allocate(scaled, mode="exact")
     # the same optimisation problem times c: the same optimum (placements may differ only among ties)
-    assert b.objective == pytest.approx(c * a.objective, rel=1e-5, abs=1e-6)
+    assert b.values.objective == pytest.approx(c * a.values.objective, rel=1e-5, abs=1e-6)
     value_of_b_in_base = build_model(base).evaluate(_columns(build_model(base), b)).objective
-    assert value_of_b_in_base == pytest.approx(a.objective, rel=1e-5, abs=1e-6)
+    assert value_of_b_in_base == pytest.approx(a.values.objective, rel=1e-5, abs=1e-6)
 
 
 @settings(max_examples=20)
@@ -107,8 +107,8 @@ def test_fairness_floor_holds_whatever_the_priorities(problem, seed, spread):
     fair = model.evaluate(x_fair)
     lp = allocate(p, mode="lp")
     lam = p.fairness_weight
-    slack = (lp.prioritized_efficiency - fair.prioritized_efficiency) / lam
-    assert lp.shortfall <= fair.shortfall + slack + 1e-6 * (1 + fair.shortfall)
+    slack = (lp.values.prioritized_efficiency - fair.prioritized_efficiency) / lam
+    assert lp.values.shortfall <= fair.shortfall + slack + 1e-6 * (1 + fair.shortfall)
 
 
 def _columns(model, alloc):
@@ -216,7 +216,7 @@ def test_fairshare_policy_priority_option_uses_the_jobs_state():
     rem = get_policy("fairshare", mode="exact", priority="remaining").allocate(state)
     assert {q.jobs[0]: q.gpu for q in none.placements}["a"] == "V100"
     assert {q.jobs[0]: q.gpu for q in rem.placements}["b"] == "V100"
-    assert rem.efficiency < none.efficiency  # the plain E is reported, and is lower for the prioritised plan
+    assert rem.values.efficiency < none.values.efficiency  # the plain E is reported, lower for the prioritised plan
     # the policy's default rule is `remaining` (docs/results-priority.md): same placement as asked explicitly
     default = get_policy("fairshare", mode="exact").allocate(state)
     assert [(q.jobs, q.gpu) for q in default.placements] == [(q.jobs, q.gpu) for q in rem.placements]

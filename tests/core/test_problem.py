@@ -371,8 +371,8 @@ def test_empty_job_list_is_valid_and_gives_the_empty_placement(mode):
     assert p.num_jobs == 0
     alloc = allocate(p, mode=mode)
     assert str(alloc.status) == "optimal"
-    assert alloc.objective == 0.0
-    assert alloc.efficiency == 0.0 and alloc.shortfall == 0.0
+    assert alloc.values.objective == 0.0
+    assert alloc.values.efficiency == 0.0 and alloc.values.shortfall == 0.0
     assert alloc.placements == ()
     out = alloc.to_dict()
     assert out["status"] == "optimal" and out["objective"] == 0.0
@@ -381,7 +381,7 @@ def test_empty_job_list_is_valid_and_gives_the_empty_placement(mode):
 
 def test_empty_job_list_through_json():
     alloc = allocate('{"gpus": {"V100": 1}, "jobs": [], "colocation": []}', mode="exact")
-    assert (str(alloc.status), alloc.objective, alloc.placements) == ("optimal", 0.0, ())
+    assert (str(alloc.status), alloc.values.objective, alloc.placements) == ("optimal", 0.0, ())
 
 
 # ---------------------------------------------------------------- round-trips

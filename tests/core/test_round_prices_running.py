@@ -33,10 +33,11 @@ def test_all_prices_one_gives_todays_round_exactly(doc):
     priced = {**doc, "jobs": [{**j, "shortfall_price": 1.0} for j in doc["jobs"]]}
     for mode in ("exact", "fast", "lp"):
         a, b = allocate(doc, mode=mode), allocate(priced, mode=mode)
-        assert a.objective == b.objective or (math.isnan(a.objective) and math.isnan(b.objective))
+        va, vb = a.values.objective, b.values.objective
+        assert va == vb or (math.isnan(va) and math.isnan(vb))
         assert placements_of(a) == placements_of(b)
-        assert a.shortfall == b.shortfall
-        assert b.priced_shortfall == pytest.approx(b.shortfall, rel=1e-12, abs=1e-12)
+        assert a.values.shortfall == b.values.shortfall
+        assert b.values.priced_shortfall == pytest.approx(b.values.shortfall, rel=1e-12, abs=1e-12)
 
 
 @given(round_documents(max_jobs=8, shortfall_prices=True))
@@ -45,18 +46,18 @@ def test_objective_and_both_shortfalls_recomputed_from_the_placement(doc):
     for mode in ("exact", "fast", "lp"):
         alloc = allocate(problem, mode=mode)
         ref = recompute(problem, placements_of(alloc))
-        assert alloc.shortfall == pytest.approx(ref["shortfall"], rel=1e-7, abs=1e-7)
-        assert alloc.priced_shortfall == pytest.approx(ref["priced_shortfall"], rel=1e-7, abs=1e-7)
-        assert alloc.objective == pytest.approx(ref["objective"], rel=1e-7, abs=1e-6)
-        assert alloc.obj_null == pytest.approx(ref["obj_null"], rel=1e-9, abs=1e-9)
+        assert alloc.values.shortfall == pytest.approx(ref["shortfall"], rel=1e-7, abs=1e-7)
+        assert alloc.values.priced_shortfall == pytest.approx(ref["priced_shortfall"], rel=1e-7, abs=1e-7)
+        assert alloc.values.objective == pytest.approx(ref["objective"], rel=1e-7, abs=1e-6)
+        assert alloc.values.obj_null == pytest.approx(ref["obj_null"], rel=1e-9, abs=1e-9)
 
 
 @given(round_documents(max_jobs=8, shortfall_prices=True, running=True))
 def test_exact_never_worse_than_fast_with_prices_and_running_jobs(doc):
     exact, fast = allocate(doc, mode="exact"), allocate(doc, mode="fast")
     assert exact.status == "optimal"
-    scale = max(1.0, abs(exact.objective))
-    assert exact.objective >= fast.objective - 1e-6 * scale
+    scale = max(1.0, abs(exact.values.objective))
+    assert exact.values.objective >= fast.values.objective - 1e-6 * scale
 
 
 def test_a_higher_price_wins_the_only_gpu_of_the_round():
@@ -67,8 +68,8 @@ def test_a_higher_price_wins_the_only_gpu_of_the_round():
         alloc = allocate(doc, mode="exact")
         assert [p.jobs for p in alloc.placements] == [(priced,)]
         # the plain shortfall is the same whoever runs; the priced one counts the unpaid job's price
-        assert alloc.shortfall == pytest.approx(1.0)
-        assert alloc.priced_shortfall == pytest.approx(1.0)  # the waiting job: w = 1, f = 1, sigma = 1
+        assert alloc.values.shortfall == pytest.approx(1.0)
+        assert alloc.values.priced_shortfall == pytest.approx(1.0)  # the waiting job: w = 1, f = 1, sigma = 1
 
 
 @pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), "2", True, None, 1e13])
@@ -114,8 +115,8 @@ def test_a_running_job_stays_unless_moving_is_worth_its_restart():
         alloc = allocate(doc, mode="exact")
         assert [p.gpu for p in alloc.placements] == [expect], restart
         kept = 1 - restart / 360.0
-        assert alloc.throughput[0] == pytest.approx(10.0 * kept if expect == "V100" else 5.0)
-        assert alloc.moved.tolist() == [expect == "V100"]
+        assert alloc.jobs.throughput[0] == pytest.approx(10.0 * kept if expect == "V100" else 5.0)
+        assert alloc.jobs.moved.tolist() == [expect == "V100"]
 
 
 def test_moving_away_from_a_partner_is_a_move():
@@ -139,13 +140,13 @@ def test_running_rounds_recomputed_from_the_placement(doc):
     for mode in ("exact", "fast"):
         alloc = allocate(problem, mode=mode)
         ref = recompute(problem, placements_of(alloc))
-        np.testing.assert_allclose(alloc.throughput, ref["tau"], rtol=1e-9, atol=1e-9)
-        assert alloc.objective == pytest.approx(ref["objective"], rel=1e-7, abs=1e-6)
+        np.testing.assert_allclose(alloc.jobs.throughput, ref["tau"], rtol=1e-9, atol=1e-9)
+        assert alloc.values.objective == pytest.approx(ref["objective"], rel=1e-7, abs=1e-6)
         if problem.running is not None:
             run = problem.running
-            moved = run.is_running & (alloc.job_gpu >= 0) & ((alloc.job_gpu != run.gpu)
-                                                            | (alloc.job_partner != run.partner))
-            assert alloc.moved.tolist() == moved.tolist()
+            moved = run.is_running & (alloc.jobs.job_gpu >= 0) & ((alloc.jobs.job_gpu != run.gpu)
+                                                            | (alloc.jobs.job_partner != run.partner))
+            assert alloc.jobs.moved.tolist() == moved.tolist()
 
 
 @given(round_documents(max_jobs=8, running=True, shortfall_prices=True))

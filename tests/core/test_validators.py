@@ -26,8 +26,13 @@ def with_placements(*placements: Placement, throughput: list[float] | None = Non
     """The exact answer of the spec round with its placements replaced (and optionally its throughputs)."""
     changes: dict = {"placements": tuple(placements)}
     if throughput is not None:
-        changes["throughput"] = np.array(throughput)
+        changes["jobs"] = with_jobs(throughput=np.array(throughput)).jobs
     return dataclasses.replace(GOOD, **changes)
+
+
+def with_jobs(**changes: np.ndarray) -> Allocation:
+    """The exact answer of the spec round with some of its per-job results replaced."""
+    return dataclasses.replace(GOOD, jobs=dataclasses.replace(GOOD.jobs, **changes))
 
 
 def test_valid_allocations_have_no_violation():
@@ -97,19 +102,19 @@ def test_lp_shares_may_add_up_to_one_but_not_more():
 
 
 def test_negative_deficit_or_shortfall_is_caught():
-    nd = GOOD.next_deficit.copy()
+    nd = GOOD.jobs.next_deficit.copy()
     nd[0] = -0.1
-    assert "negative deficit or shortfall" in allocation_violations(PROBLEM, dataclasses.replace(GOOD, next_deficit=nd))
-    js = GOOD.job_shortfall.copy()
+    assert "negative deficit or shortfall" in allocation_violations(PROBLEM, with_jobs(next_deficit=nd))
+    js = GOOD.jobs.job_shortfall.copy()
     js[1] = -1e-3
-    bad = dataclasses.replace(GOOD, job_shortfall=js)
+    bad = with_jobs(job_shortfall=js)
     assert "negative deficit or shortfall" in allocation_violations(PROBLEM, bad)
 
 
 def test_inconsistent_next_deficit_is_caught():
-    nd = GOOD.next_deficit.copy()
+    nd = GOOD.jobs.next_deficit.copy()
     nd[2] = 5.0  # transformer-3 got rho = 1.66 > need 1.4: its next deficit must be 0
-    assert allocation_violations(PROBLEM, dataclasses.replace(GOOD, next_deficit=nd)) != []
+    assert allocation_violations(PROBLEM, with_jobs(next_deficit=nd)) != []
 
 
 def test_unknown_gpu_type_or_job_is_a_violation():

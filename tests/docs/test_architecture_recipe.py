@@ -30,9 +30,9 @@ def test_the_documented_policy_registers_and_places_feasibly(monkeypatch):
     for seed in range(3):
         problem = random_round(40, seed=seed)
         alloc = policy.allocate(RoundState.first_round(build_model(problem)))
-        assert alloc.policy == "biggest-first"
+        assert alloc.report.policy == "biggest-first"
         assert allocation_violations(problem, alloc) == []
-        assert alloc.placed.any()
+        assert alloc.jobs.placed.any()
 
 
 def test_the_recipe_is_one_file_of_plain_code():

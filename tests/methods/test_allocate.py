@@ -41,7 +41,7 @@ SPEC_ROUND: dict[str, Any] = json.loads(example_round_text())  # the round of sp
 
 def tol(alloc: Allocation) -> float:
     """Absolute tolerance for comparing objectives of one round: 1e-6 relative to its scale."""
-    return 1e-6 * max(1.0, abs(alloc.obj_null))
+    return 1e-6 * max(1.0, abs(alloc.values.obj_null))
 
 
 def brute_force(problem: RoundProblem) -> float:
@@ -78,12 +78,12 @@ def brute_force(problem: RoundProblem) -> float:
 def test_spec_example_exact():
     alloc = allocate(SPEC_ROUND, mode="exact")
     assert str(alloc.status) == "optimal"
-    assert alloc.mode == "exact"
-    assert alloc.objective == pytest.approx(-3.4549, abs=1e-3)
-    assert alloc.efficiency == pytest.approx(3.4543, abs=1e-3)
-    assert alloc.utilization == pytest.approx(0.5757, abs=1e-4)
-    assert alloc.shortfall == pytest.approx(0.0691, abs=1e-4)
-    assert alloc.mip_gap == pytest.approx(0.0, abs=1e-6)
+    assert alloc.report.mode == "exact"
+    assert alloc.values.objective == pytest.approx(-3.4549, abs=1e-3)
+    assert alloc.values.efficiency == pytest.approx(3.4543, abs=1e-3)
+    assert alloc.values.utilization == pytest.approx(0.5757, abs=1e-4)
+    assert alloc.values.shortfall == pytest.approx(0.0691, abs=1e-4)
+    assert alloc.report.mip_gap == pytest.approx(0.0, abs=1e-6)
     assert {(p.jobs, p.gpu, p.gpus, p.share) for p in alloc.placements} == {
         (("transformer-3",), "V100", 1, 1.0),
         (("resnet50-4",), "P100", 2, 1.0),
@@ -114,11 +114,11 @@ def test_spec_example_by_hand():
     ref = reference(p, placements_of(alloc))
     e = 1 + 2 * 4.7 / 7.9 + 15.2 / 24.1 + 41.0 / 64.7
     s = (0.9 - 15.2 / (53.5 / 3)) + (0.9 - 41.0 / (140 / 3))
-    assert ref["efficiency"] == pytest.approx(e) and alloc.efficiency == pytest.approx(e)
-    assert ref["shortfall"] == pytest.approx(s) and alloc.shortfall == pytest.approx(s)
-    assert alloc.objective == pytest.approx(e - 100 * s)
-    assert alloc.obj_null == pytest.approx(-410.0)
-    assert brute_force(p) == pytest.approx(alloc.objective, abs=1e-9)
+    assert ref["efficiency"] == pytest.approx(e) and alloc.values.efficiency == pytest.approx(e)
+    assert ref["shortfall"] == pytest.approx(s) and alloc.values.shortfall == pytest.approx(s)
+    assert alloc.values.objective == pytest.approx(e - 100 * s)
+    assert alloc.values.obj_null == pytest.approx(-410.0)
+    assert brute_force(p) == pytest.approx(alloc.values.objective, abs=1e-9)
 
 
 @pytest.mark.parametrize("mode", ["fast", "lp"])
@@ -127,12 +127,12 @@ def test_spec_example_other_modes(mode):
     exact = allocate(SPEC_ROUND, mode="exact")
     if mode == "fast":
         assert str(alloc.status) == "heuristic"
-        assert alloc.objective <= exact.objective + 1e-9
+        assert alloc.values.objective <= exact.values.objective + 1e-9
     else:
         assert str(alloc.status) == "optimal"
-        assert alloc.relaxation == "section3"
+        assert alloc.report.relaxation == "section3"
         # fractional shares: the LP is a relaxation of the MILP, it can only be better
-        assert alloc.objective >= exact.objective
+        assert alloc.values.objective >= exact.values.objective
         assert all(0 < p.share <= 1 + 1e-9 for p in alloc.placements)
 
 
@@ -141,7 +141,7 @@ def test_pyomo_reference_model_agrees_on_the_spec_example(mode):
     highs = allocate(SPEC_ROUND, mode=mode)
     pyomo = allocate(SPEC_ROUND, mode=mode, backend="pyomo")
     assert str(pyomo.status) == "optimal"
-    assert pyomo.objective == pytest.approx(highs.objective, abs=1e-6)
+    assert pyomo.values.objective == pytest.approx(highs.values.objective, abs=1e-6)
     p = RoundProblem.from_dict(SPEC_ROUND)
     assert allocation_violations(p, pyomo) == []
     if mode == "exact":
@@ -154,7 +154,7 @@ def test_every_mode_gives_a_valid_allocation(problem):
     for mode in MODES:
         alloc = allocate(problem, mode=mode)
         assert allocation_violations(problem, alloc) == [], mode
-        assert alloc.mode == mode
+        assert alloc.report.mode == mode
         if mode != "lp":
             assert all(p.share == 1.0 for p in alloc.placements)
             # integer modes: each job in at most one placement
@@ -167,17 +167,18 @@ def test_reported_numbers_match_the_placements(problem):
     for mode in MODES:
         alloc = allocate(problem, mode=mode)
         ref = reference(problem, placements_of(alloc))
-        assert alloc.throughput == pytest.approx(ref["tau"], rel=1e-9, abs=1e-12)
-        assert alloc.progress == pytest.approx(ref["rho"], rel=1e-9, abs=1e-12)
-        assert alloc.job_shortfall == pytest.approx(ref["sigma"], rel=1e-9, abs=1e-12)
-        assert alloc.efficiency == pytest.approx(ref["efficiency"], rel=1e-9, abs=1e-12)
-        assert alloc.shortfall == pytest.approx(ref["shortfall"], rel=1e-9, abs=1e-12)
-        assert alloc.objective == pytest.approx(ref["objective"], rel=1e-9, abs=1e-9)
-        assert alloc.obj_null == pytest.approx(ref["obj_null"], rel=1e-12, abs=1e-12)
+        assert alloc.jobs.throughput == pytest.approx(ref["tau"], rel=1e-9, abs=1e-12)
+        assert alloc.jobs.progress == pytest.approx(ref["rho"], rel=1e-9, abs=1e-12)
+        assert alloc.jobs.job_shortfall == pytest.approx(ref["sigma"], rel=1e-9, abs=1e-12)
+        assert alloc.values.efficiency == pytest.approx(ref["efficiency"], rel=1e-9, abs=1e-12)
+        assert alloc.values.shortfall == pytest.approx(ref["shortfall"], rel=1e-9, abs=1e-12)
+        assert alloc.values.objective == pytest.approx(ref["objective"], rel=1e-9, abs=1e-9)
+        assert alloc.values.obj_null == pytest.approx(ref["obj_null"], rel=1e-12, abs=1e-12)
         # spec section 6: objective = efficiency - fairness_weight * shortfall; utilization = E / C
-        assert alloc.objective == pytest.approx(alloc.efficiency - problem.fairness_weight * alloc.shortfall)
-        assert alloc.utilization == pytest.approx(alloc.efficiency / problem.total_gpus)
-        assert alloc.fair_throughput == pytest.approx(fair_share(problem).fair_throughput)
+        v = alloc.values
+        assert v.objective == pytest.approx(v.efficiency - problem.fairness_weight * v.shortfall)
+        assert alloc.values.utilization == pytest.approx(alloc.values.efficiency / problem.total_gpus)
+        assert alloc.jobs.fair_throughput == pytest.approx(fair_share(problem).fair_throughput)
 
 
 @given(round_problems(max_jobs=12))
@@ -186,13 +187,13 @@ def test_lp_bounds_exact_bounds_fast(problem):
     lp = allocate(problem, mode="lp")
     fast = allocate(problem, mode="fast")
     t = tol(exact)
-    assert lp.objective >= exact.objective - t
-    assert exact.objective >= fast.objective - t
-    assert fast.objective >= exact.obj_null - t  # never worse than running nothing
+    assert lp.values.objective >= exact.values.objective - t
+    assert exact.values.objective >= fast.values.objective - t
+    assert fast.values.objective >= exact.values.obj_null - t  # never worse than running nothing
     # every bound reported is a valid bound on the MILP optimum
-    assert exact.bound >= exact.objective - t
-    assert fast.bound >= exact.objective - t
-    assert lp.bound == pytest.approx(lp.objective, rel=1e-9, abs=1e-9)
+    assert exact.report.bound >= exact.values.objective - t
+    assert fast.report.bound >= exact.values.objective - t
+    assert lp.report.bound == pytest.approx(lp.values.objective, rel=1e-9, abs=1e-9)
 
 
 @settings(max_examples=20)
@@ -201,7 +202,7 @@ def test_exact_matches_brute_force(doc):
     problem = RoundProblem.from_dict(doc)
     exact = allocate(problem, mode="exact")
     assert str(exact.status) == "optimal"
-    assert exact.objective == pytest.approx(brute_force(problem), abs=tol(exact))
+    assert exact.values.objective == pytest.approx(brute_force(problem), abs=tol(exact))
 
 
 def test_exact_regression_start_solution():
@@ -216,21 +217,21 @@ def test_exact_regression_start_solution():
     problem = RoundProblem.from_dict(doc)
     for kw in ({}, {"backend": "pyomo"}):
         exact = allocate(problem, mode="exact", **kw)
-        assert exact.objective == pytest.approx(brute_force(problem), abs=1e-6)
-        assert exact.objective == pytest.approx(-133.0, abs=1e-6)
-        assert exact.bound >= exact.objective - 1e-6
+        assert exact.values.objective == pytest.approx(brute_force(problem), abs=1e-6)
+        assert exact.values.objective == pytest.approx(-133.0, abs=1e-6)
+        assert exact.report.bound >= exact.values.objective - 1e-6
     fast = allocate(problem, mode="fast")
-    assert fast.objective <= -133.0 + 1e-6
+    assert fast.values.objective <= -133.0 + 1e-6
 
 
 @given(round_problems(min_jobs=1))
 def test_exact_is_proven_optimal_on_small_rounds(problem):
     alloc = allocate(problem, mode="exact")
     assert str(alloc.status) == "optimal"
-    assert alloc.mip_gap is not None and 0 <= alloc.mip_gap <= 1e-6
-    gain_bound = alloc.bound - alloc.obj_null
-    assert alloc.bound >= alloc.objective - tol(alloc)
-    assert alloc.bound - alloc.objective <= 1e-6 * gain_bound + tol(alloc)
+    assert alloc.report.mip_gap is not None and 0 <= alloc.report.mip_gap <= 1e-6
+    gain_bound = alloc.report.bound - alloc.values.obj_null
+    assert alloc.report.bound >= alloc.values.objective - tol(alloc)
+    assert alloc.report.bound - alloc.values.objective <= 1e-6 * gain_bound + tol(alloc)
 
 
 # ---------------------------------------------------------------- the fair allocation and the LP
@@ -246,7 +247,7 @@ def test_fair_allocation_is_feasible_for_the_lp_and_bounded_by_it_spec_example()
     placements = [((j,), g, fs.shares[i, k]) for i, j in enumerate(p.job_ids)
                   for k, g in enumerate(p.gpu_types) if p.runnable[i, k]]
     assert reference(p, placements)["objective"] == pytest.approx(fair_obj)
-    assert allocate(p, mode="lp").objective >= fair_obj
+    assert allocate(p, mode="lp").values.objective >= fair_obj
 
 
 @given(round_problems(min_jobs=1))
@@ -268,10 +269,10 @@ def test_fair_allocation_is_feasible_for_the_lp_and_the_lp_beats_it(problem):
     fair_obj = e - problem.fairness_weight * s
     assert model.evaluate(x).objective == pytest.approx(fair_obj, rel=1e-9, abs=1e-9)
     lp = allocate(problem, mode="lp")
-    assert lp.objective >= fair_obj - tol(lp)
+    assert lp.values.objective >= fair_obj - tol(lp)
     if (problem.deficit == 0).all():
         # spec section 2: with zero deficits the relaxation has a zero-shortfall point, so its optimum is >= E >= 0
-        assert lp.objective >= -tol(lp)
+        assert lp.values.objective >= -tol(lp)
 
 
 # ---------------------------------------------------------------- epsilon
@@ -286,7 +287,7 @@ def test_objective_is_non_decreasing_in_epsilon(problem):
     for mode in ("exact", "lp"):
         values = [allocate(problem.replace(epsilon=eps), mode=mode) for eps in EPSILONS]
         for a, b in itertools.pairwise(values):
-            assert b.objective >= a.objective - tol(a), mode
+            assert b.values.objective >= a.values.objective - tol(a), mode
 
 
 def test_efficiency_can_fall_when_epsilon_grows():
@@ -302,8 +303,8 @@ def test_efficiency_can_fall_when_epsilon_grows():
            "colocation": [{"jobs": ["A", "B"], "gpu": "V100", "throughput": [2.0, 2.0]}]}
     low = allocate(doc, mode="exact")
     high = allocate({**doc, "epsilon": 0.5}, mode="exact")
-    assert low.efficiency == pytest.approx(1.0) and low.objective == pytest.approx(-99.0)
-    assert high.efficiency == pytest.approx(0.4) and high.objective == pytest.approx(-19.6)
+    assert low.values.efficiency == pytest.approx(1.0) and low.values.objective == pytest.approx(-99.0)
+    assert high.values.efficiency == pytest.approx(0.4) and high.values.objective == pytest.approx(-19.6)
     assert [p.jobs for p in high.placements] == [("A", "B")]
 
 
@@ -317,9 +318,9 @@ def test_efficiency_statement_that_holds(problem):
     for mode in ("exact", "lp"):
         values = [allocate(problem.replace(epsilon=eps), mode=mode) for eps in EPSILONS]
         for a, b in itertools.pairwise(values):
-            assert b.efficiency >= a.objective - tol(a), mode
-            if a.shortfall == 0.0:
-                assert b.efficiency >= a.efficiency - tol(a), mode
+            assert b.values.efficiency >= a.values.objective - tol(a), mode
+            if a.values.shortfall == 0.0:
+                assert b.values.efficiency >= a.values.efficiency - tol(a), mode
 
 
 def test_efficiency_grows_with_epsilon_once_shortfall_is_zero():
@@ -334,13 +335,13 @@ def test_efficiency_grows_with_epsilon_once_shortfall_is_zero():
            "jobs": [{"id": "a", "scale": 1, "throughput": {"V100": 2.0, "K80": 8.0}},
                     {"id": "b", "scale": 1, "throughput": {"V100": 7.0, "K80": 10.0}}]}
     runs = [allocate({**doc, "epsilon": eps}, mode="lp") for eps in EPSILONS]
-    assert all(r.shortfall == pytest.approx(0.0, abs=1e-9) for r in runs)
-    effs = [r.efficiency for r in runs]
+    assert all(r.values.shortfall == pytest.approx(0.0, abs=1e-9) for r in runs)
+    effs = [r.values.efficiency for r in runs]
     assert effs == pytest.approx([1.475, 1.6025, 1.7, 1.7, 1.7])
     exact = [allocate({**doc, "epsilon": eps}, mode="exact") for eps in EPSILONS]
     # integer: a on K80 and b on V100 at every eps (rho_b = 0.82 costs 100 * 0.18 at eps = 0; b on K80 and
     # a on V100 gives E = 1 + 0.25 but rho_a = 2/5)
-    assert [e.efficiency for e in exact] == pytest.approx([1.7] * 5)
+    assert [e.values.efficiency for e in exact] == pytest.approx([1.7] * 5)
 
 
 # ---------------------------------------------------------------- invariances
@@ -365,8 +366,8 @@ def test_optimum_is_invariant_to_job_order(problem, rnd):
         pair_throughput=pt[order], epsilon=problem.epsilon, fairness_weight=problem.fairness_weight)
     for mode in ("exact", "lp"):
         a, b = allocate(problem, mode=mode), allocate(shuffled, mode=mode)
-        assert b.objective == pytest.approx(a.objective, abs=tol(a)), mode
-        assert b.fair_throughput == pytest.approx(a.fair_throughput[perm])
+        assert b.values.objective == pytest.approx(a.values.objective, abs=tol(a)), mode
+        assert b.jobs.fair_throughput == pytest.approx(a.jobs.fair_throughput[perm])
     fast = allocate(shuffled, mode="fast")
     assert allocation_violations(shuffled, fast) == []
 
@@ -385,8 +386,8 @@ def test_optimum_is_invariant_to_scaling_a_throughput_row(problem, data):
     scaled = problem.replace(throughput=t, pair_throughput=pt)
     for mode in ("exact", "lp"):
         a, b = allocate(problem, mode=mode), allocate(scaled, mode=mode)
-        assert b.objective == pytest.approx(a.objective, abs=tol(a)), mode
-        assert b.fair_throughput[j] == pytest.approx(c * a.fair_throughput[j])
+        assert b.values.objective == pytest.approx(a.values.objective, abs=tol(a)), mode
+        assert b.jobs.fair_throughput[j] == pytest.approx(c * a.jobs.fair_throughput[j])
 
 
 # ---------------------------------------------------------------- deficits
@@ -394,14 +395,14 @@ def test_optimum_is_invariant_to_scaling_a_throughput_row(problem, data):
 def test_next_deficit_formula(problem):
     for mode in MODES:
         alloc = allocate(problem, mode=mode)
-        expect = np.maximum(0.0, problem.deficit + 1 - problem.epsilon - alloc.progress)
-        assert (alloc.next_deficit >= 0).all()
-        assert alloc.next_deficit == pytest.approx(expect, rel=1e-12, abs=1e-12)
+        expect = np.maximum(0.0, problem.deficit + 1 - problem.epsilon - alloc.jobs.progress)
+        assert (alloc.jobs.next_deficit >= 0).all()
+        assert alloc.jobs.next_deficit == pytest.approx(expect, rel=1e-12, abs=1e-12)
         placed = {j for p in alloc.placements for j in p.jobs}
         for i, jid in enumerate(problem.job_ids):
             if jid not in placed:  # a job left out carries its whole fair share forward
-                assert alloc.next_deficit[i] == pytest.approx(problem.deficit[i] + 1 - problem.epsilon)
-                assert alloc.progress[i] == 0.0
+                assert alloc.jobs.next_deficit[i] == pytest.approx(problem.deficit[i] + 1 - problem.epsilon)
+                assert alloc.jobs.progress[i] == 0.0
 
 
 def test_deficit_makes_a_job_preferred():
@@ -413,7 +414,7 @@ def test_deficit_makes_a_job_preferred():
         alloc = allocate(doc, mode=mode)
         assert [p.jobs for p in alloc.placements] == [("b",)]
         # a: D = 0 + 1 - 0 - 0 = 1; b: rho = 5 / 2.5 = 2 -> max(0, 0.5 + 1 - 2) = 0
-        assert alloc.next_deficit.tolist() == pytest.approx([1.0, 0.0])
+        assert alloc.jobs.next_deficit.tolist() == pytest.approx([1.0, 0.0])
 
 
 # ---------------------------------------------------------------- time limit
@@ -422,9 +423,9 @@ def test_time_limit_is_honoured_on_a_large_round():
     alloc = allocate(problem, mode="exact", time_limit=0.05)
     assert str(alloc.status) == "time_limit"  # the unlimited solve takes seconds
     # the limit bounds the whole call (docs/reliability.md), and the best placement known then is returned
-    assert alloc.build_seconds + alloc.solve_seconds <= 0.05 + DEADLINE_MARGIN_SECONDS
+    assert alloc.report.build_seconds + alloc.report.solve_seconds <= 0.05 + DEADLINE_MARGIN_SECONDS
     assert alloc.placements and allocation_violations(problem, alloc) == []
-    assert alloc.mip_gap is not None and np.isfinite(alloc.mip_gap)
+    assert alloc.report.mip_gap is not None and np.isfinite(alloc.report.mip_gap)
     assert alloc.to_dict()["placements"]
 
 
@@ -436,30 +437,30 @@ def test_time_limited_incumbent_reports_an_honest_gap():
         assert alloc.placements == ()
         return
     assert allocation_violations(problem, alloc) == []
-    gap = (alloc.bound - alloc.objective) / (alloc.bound - alloc.obj_null)
-    assert alloc.mip_gap == pytest.approx(gap, rel=1e-6, abs=1e-9)
+    gap = (alloc.report.bound - alloc.values.objective) / (alloc.report.bound - alloc.values.obj_null)
+    assert alloc.report.mip_gap == pytest.approx(gap, rel=1e-6, abs=1e-9)
     if str(alloc.status) == "time_limit":
-        assert alloc.mip_gap > 1e-6  # stopped early: it does not claim optimality
+        assert alloc.report.mip_gap > 1e-6  # stopped early: it does not claim optimality
     fast = allocate(problem, mode="fast")
-    assert alloc.bound >= fast.objective - tol(fast)
+    assert alloc.report.bound >= fast.values.objective - tol(fast)
 
 
 # ---------------------------------------------------------------- fast
 @given(round_problems())
 def test_fast_gap_is_certified(problem):
     fast = allocate(problem, mode="fast")
-    assert fast.bound >= fast.objective - tol(fast)
+    assert fast.report.bound >= fast.values.objective - tol(fast)
     # an empty round is solved exactly (spec section 6: status optimal, objective 0)
     assert str(fast.status) == ("heuristic" if problem.num_jobs else "optimal")
     if problem.num_jobs:
-        gain_bound = fast.bound - fast.obj_null
-        gap = (fast.bound - fast.objective) / gain_bound
-        assert fast.mip_gap == pytest.approx(gap, rel=1e-6, abs=1e-9)
+        gain_bound = fast.report.bound - fast.values.obj_null
+        gap = (fast.report.bound - fast.values.objective) / gain_bound
+        assert fast.report.mip_gap == pytest.approx(gap, rel=1e-6, abs=1e-9)
         exact = allocate(problem, mode="exact")
-        assert fast.bound >= exact.objective - tol(exact)
+        assert fast.report.bound >= exact.values.objective - tol(exact)
         # the value loss against exact is within the certified gap
-        loss = (exact.objective - fast.objective) / max(exact.objective - exact.obj_null, 1e-12)
-        assert loss <= fast.mip_gap + 1e-6
+        loss = (exact.values.objective - fast.values.objective) / max(exact.values.value_gain, 1e-12)
+        assert loss <= fast.report.mip_gap + 1e-6
 
 
 def unfilled_jobs(problem: RoundProblem, alloc: Allocation) -> list[str]:
@@ -487,7 +488,7 @@ def test_fast_is_feasible_on_catalog_rounds(polish_seconds):
         fast = allocate(problem, mode="fast", polish_seconds=polish_seconds)
         assert allocation_violations(problem, fast) == []
         assert unfilled_jobs(problem, fast) == []
-        assert fast.bound >= fast.objective - tol(fast)
+        assert fast.report.bound >= fast.values.objective - tol(fast)
 
 
 def test_fast_fills_idle_gpus_after_polish(monkeypatch):
@@ -515,12 +516,12 @@ def test_fast_fills_idle_gpus_after_polish(monkeypatch):
 
     monkeypatch.setattr(fairshare.methods.relax, "LOCAL_SEARCH_MAX_COLUMNS", 0)
     greedy = allocate(problem, mode="fast", polish_seconds=0)
-    assert greedy.value_gain == pytest.approx(202.0)
+    assert greedy.values.value_gain == pytest.approx(202.0)
     monkeypatch.setattr(fairshare.methods.rounding, "solve_lp", stopped_early)
     fast = allocate(problem, mode="fast")
     assert allocation_violations(problem, fast) == []
     # the patched answer {0: V100, 2: K80} (205) was taken and filled: job 1 joins on the idle P100 (+67.17)
-    assert fast.value_gain == pytest.approx(272.1666666, rel=1e-6)
+    assert fast.values.value_gain == pytest.approx(272.1666666, rel=1e-6)
     assert unfilled_jobs(problem, fast) == []
 
 
@@ -574,7 +575,7 @@ def test_options_that_do_not_apply_to_the_mode_are_refused(mode, kwargs, match):
 def test_options_that_apply_to_every_mode_are_accepted_everywhere():
     for mode in MODES:
         alloc = allocate(SPEC_ROUND, mode=mode, threads=1, seed=3, verbose=False)
-        assert alloc.mode == mode
+        assert alloc.report.mode == mode
 
 
 def test_bad_problem_type():
@@ -585,9 +586,9 @@ def test_bad_problem_type():
 def test_options_as_instance_and_mapping():
     a = allocate(SPEC_ROUND, mode="exact", options=SolveOptions(time_limit=10.0))
     b = allocate(SPEC_ROUND, mode="exact", options={"time_limit": 10.0}, seed=3)
-    assert a.objective == pytest.approx(b.objective)
+    assert a.values.objective == pytest.approx(b.values.objective)
     lp = allocate(SPEC_ROUND, mode="lp", relaxation="tightened")
-    assert lp.relaxation == "tightened" and lp.to_dict()["relaxation"] == "tightened"
+    assert lp.report.relaxation == "tightened" and lp.to_dict()["relaxation"] == "tightened"
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -596,8 +597,8 @@ def test_json_text_input(mode):
     from_text = allocate(text, mode=mode)
     from_bytes = allocate(text.encode(), mode=mode)
     from_dict = allocate(copy.deepcopy(SPEC_ROUND), mode=mode)
-    assert from_text.objective == pytest.approx(from_dict.objective)
-    assert from_bytes.objective == pytest.approx(from_dict.objective)
+    assert from_text.values.objective == pytest.approx(from_dict.values.objective)
+    assert from_bytes.values.objective == pytest.approx(from_dict.values.objective)
     assert from_text.job_ids == from_dict.job_ids
 
 
@@ -621,6 +622,6 @@ def test_output_document_has_the_spec_keys(mode):
     for numbers in out["jobs"].values():
         assert set(numbers) == {"fair_throughput", "throughput", "progress", "shortfall", "next_deficit"}
     again = Allocation.from_dict(out)
-    assert again.objective == pytest.approx(alloc.objective)
+    assert again.values.objective == pytest.approx(alloc.values.objective)
     assert again.placements == alloc.placements
-    assert again.next_deficit == pytest.approx(alloc.next_deficit)
+    assert again.jobs.next_deficit == pytest.approx(alloc.jobs.next_deficit)

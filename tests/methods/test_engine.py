@@ -36,7 +36,7 @@ def test_deficit_update_matches_spec_formula() -> None:
     alloc = eng.plan([job("a", k80=None), job("b", k80=None)])
     new = eng.commit(alloc)
     # one GPU, two equal jobs: Tfair = 0.5 * 4 = 2; the placed job gets rho = 2, the other 0
-    rho = dict(zip(alloc.job_ids, alloc.progress.tolist()))
+    rho = dict(zip(alloc.job_ids, alloc.jobs.progress.tolist()))
     for jid in ("a", "b"):
         assert new[jid] == pytest.approx(max(0.0, 0.0 + 0.9 - rho[jid]))
     assert sorted(new.values()) == pytest.approx([0.0, 0.9])
@@ -142,9 +142,9 @@ def test_deficits_never_negative(tputs, gpus, eps, rounds) -> None:
     jobs = [job(f"j{i}", v, k) for i, (v, k) in enumerate(tputs)]
     for _ in range(rounds):
         alloc = eng.step(jobs)
-        assert (alloc.next_deficit >= 0).all()
+        assert (alloc.jobs.next_deficit >= 0).all()
         assert all(d >= 0 for d in eng.deficits.values())
-        assert np.allclose(sorted(eng.deficits.values()), sorted(alloc.next_deficit.tolist()))
+        assert np.allclose(sorted(eng.deficits.values()), sorted(alloc.jobs.next_deficit.tolist()))
 
 
 def test_reload_keeps_gpu_type_order_and_rejects_missing_gpus(tmp_path) -> None:

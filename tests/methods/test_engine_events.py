@@ -42,7 +42,7 @@ def test_two_parts_of_a_round_with_the_same_progress_carry_what_one_round_does(p
 def test_a_plan_cut_short_counts_only_the_time_it_ran():
     eng = Engine({"V100": 1, "K80": 0}, mode="exact", priority="none")
     alloc = eng.plan(JOBS[:2])
-    waiting = next(j for j in alloc.job_ids if not alloc.placed[alloc.job_ids.index(j)])
+    waiting = next(j for j in alloc.job_ids if not alloc.jobs.placed[alloc.job_ids.index(j)])
     deficits = eng.commit(alloc, seconds=90.0)
     assert deficits[waiting] == pytest.approx(0.25)  # a quarter of a round unserved
     with pytest.raises(InvalidInputError, match="`seconds`"):
@@ -58,9 +58,9 @@ def test_a_running_job_is_not_moved_when_its_restart_costs_more_than_the_move_gi
     eng = Engine({"V100": 1, "K80": 1}, mode="exact", priority="none", fairness_weight=1.0)
     running = {**JOBS[0], "current": {"gpu": "K80", "partner": None}, "restart_seconds": 300.0}
     alloc = eng.plan([running], round_seconds=360.0)
-    assert [p.gpu for p in alloc.placements] == ["K80"] and alloc.moved.tolist() == [False]
+    assert [p.gpu for p in alloc.placements] == ["K80"] and alloc.jobs.moved.tolist() == [False]
     alloc = eng.plan([{**running, "restart_seconds": 10.0}])
-    assert [p.gpu for p in alloc.placements] == ["V100"] and alloc.moved.tolist() == [True]
+    assert [p.gpu for p in alloc.placements] == ["V100"] and alloc.jobs.moved.tolist() == [True]
 
 
 def test_state_keeps_the_price_rule_and_round_length(tmp_path):

@@ -101,10 +101,11 @@ def _check(live: Engine, a, rule: str, price: str) -> None:
     cold = allocate(p_full, mode="fast")
     assert a.job_ids == cold.job_ids
     for alloc in (a, cold):  # placements: within their certified gaps of each other and below the LP optimum
-        assert alloc.objective - model.obj_null <= optimum + 1e-6 * (1 + abs(optimum))
-        assert alloc.objective <= alloc.bound + 1e-6 * (1 + abs(alloc.bound))
-    assert a.objective >= cold.objective - (a.bound - a.objective) - 1e-6 * (1 + abs(cold.objective))
-    assert cold.objective >= a.objective - (cold.bound - cold.objective) - 1e-6 * (1 + abs(a.objective))
+        assert alloc.values.objective - model.obj_null <= optimum + 1e-6 * (1 + abs(optimum))
+        assert alloc.values.objective <= alloc.report.bound + 1e-6 * (1 + abs(alloc.report.bound))
+    va, vc = a.values.objective, cold.values.objective
+    assert va >= vc - (a.report.bound - va) - 1e-6 * (1 + abs(vc))
+    assert vc >= va - (cold.report.bound - vc) - 1e-6 * (1 + abs(va))
 
 
 def test_kept_lp_matches_cold_lp_over_changing_rounds() -> None:
@@ -114,7 +115,7 @@ def test_kept_lp_matches_cold_lp_over_changing_rounds() -> None:
         p = random_round(120 + 9 * k, seed=k % 3)
         warm = allocate(p, mode="fast", warm=kept)
         cold = allocate(p, mode="fast")
-        assert warm.bound == pytest.approx(cold.bound, rel=1e-8)
+        assert warm.report.bound == pytest.approx(cold.report.bound, rel=1e-8)
         assert kept.rounds == k + 1
         assert kept.changed == (k > 0)
     assert kept.added_columns > 0 and kept.deleted_columns > 0
@@ -223,7 +224,7 @@ def test_incremental_is_checked_and_settable() -> None:
     eng.incremental = True
     a = eng.plan([{"id": "a", "scale": 1, "throughput": {"V100": 2.0}}])
     assert [p.jobs for p in a.placements] == [("a",)]
-    assert np.isfinite(a.objective)
+    assert np.isfinite(a.values.objective)
 
 
 @pytest.mark.parametrize("incremental", [True, False])
@@ -275,7 +276,7 @@ def test_problem_is_a_query_that_leaves_the_kept_jobs_alone() -> None:
     pa = a.event(seconds=40, arrived=pool[12:14], departed=[pool[0]["id"]])
     pb = b.event(seconds=40, arrived=pool[12:14], departed=[pool[0]["id"]])
     assert pa.job_ids == pb.job_ids
-    assert pa.objective == pytest.approx(pb.objective, rel=1e-12)
+    assert pa.values.objective == pytest.approx(pb.values.objective, rel=1e-12)
 
 
 @pytest.mark.parametrize("incremental", [True, False])

@@ -65,4 +65,4 @@ def test_options_change_no_optimum(n: int, seed: int) -> None:
     default = solve_lp(lp, integer=True, mip_rel_gap=1e-9)
     a = allocate(p, mode="exact", mip_rel_gap=1e-9)
     assert str(a.status) == "optimal"
-    assert a.objective - model.obj_null == pytest.approx(default.objective, rel=1e-7, abs=1e-9)
+    assert a.values.objective - model.obj_null == pytest.approx(default.objective, rel=1e-7, abs=1e-9)

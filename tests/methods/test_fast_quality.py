@@ -30,7 +30,8 @@ def _loss_and_ratio(problem) -> tuple[float, float]:
     exact = allocate(problem, mode="exact")
     assert str(exact.status) == "optimal"
     assert allocation_violations(problem, fast) == []
-    return (exact.objective - fast.objective) / (exact.objective - exact.obj_null), fast.efficiency / exact.efficiency
+    e, f = exact.values, fast.values
+    return (e.objective - f.objective) / e.value_gain, f.efficiency / e.efficiency
 
 
 # Rounds where the default of before (polish only above a 1-2 % value gap) kept 0.95-0.96 of exact's efficiency
@@ -77,12 +78,13 @@ def test_quality_target_with_six_candidates_per_job() -> None:
 def test_efficiency_gap_alone_triggers_the_polish() -> None:
     problem = random_round(64, seed=0, fairness_weight=10.0, epsilon=0.3)
     plain = allocate(problem, mode="fast", polish_gap=1.0, polish_efficiency_gap=1.0)
-    assert plain.message.endswith("; rounded")  # neither gap is above its threshold: greedy rounding only
+    assert plain.report.message.endswith("; rounded")  # neither gap is above its threshold: greedy rounding only
     by_eff = allocate(problem, mode="fast", polish_gap=1.0, polish_efficiency_gap=0.0)
-    assert "local search" in by_eff.message or "polished" in by_eff.message
-    assert by_eff.objective >= plain.objective - 1e-9 * abs(plain.objective)
+    assert "local search" in by_eff.report.message or "polished" in by_eff.report.message
+    assert by_eff.values.objective >= plain.values.objective - 1e-9 * abs(plain.values.objective)
     exact = allocate(problem, mode="exact")
-    assert by_eff.efficiency / exact.efficiency >= 0.97 > plain.efficiency / exact.efficiency
+    best = exact.values.efficiency
+    assert by_eff.values.efficiency / best >= 0.97 > plain.values.efficiency / best
 
 
 def test_thresholds_come_from_the_options() -> None:
@@ -112,9 +114,9 @@ def test_fast_is_within_its_certified_gap(problem) -> None:
     fast = allocate(problem, mode="fast")
     exact = allocate(problem, mode="exact")
     assert allocation_violations(problem, fast) == []
-    tol = 1e-6 * max(1.0, abs(exact.value_gain))
-    assert fast.value_gain <= exact.value_gain + tol
-    assert fast.bound - fast.obj_null >= exact.value_gain - tol  # the bound is a bound
+    tol = 1e-6 * max(1.0, abs(exact.values.value_gain))
+    assert fast.values.value_gain <= exact.values.value_gain + tol
+    assert fast.report.bound - fast.values.obj_null >= exact.values.value_gain - tol  # the bound is a bound
 
 
 def test_polish_false_returns_the_greedy_rounding() -> None:
@@ -122,16 +124,17 @@ def test_polish_false_returns_the_greedy_rounding() -> None:
     # and with a bound that still holds against exact's optimum
     problem = random_round(64, seed=0, fairness_weight=10.0, epsilon=0.3)
     default = allocate(problem, mode="fast")
-    assert "local search" in default.message or "polished" in default.message
+    assert "local search" in default.report.message or "polished" in default.report.message
     plain = allocate(problem, mode="fast", polish=False)
-    assert plain.message.endswith("; rounded")
+    assert plain.report.message.endswith("; rounded")
     assert allocation_violations(problem, plain) == []
-    assert plain.objective <= default.objective + 1e-9 * abs(default.objective)
+    assert plain.values.objective <= default.values.objective + 1e-9 * abs(default.values.objective)
     same = allocate(problem, mode="fast", polish_gap=1.0, polish_efficiency_gap=1.0)  # neither gap triggers
     assert plain.placements == same.placements
     exact = allocate(problem, mode="exact")
-    assert plain.bound >= exact.objective - 1e-6 * abs(exact.objective)
-    assert plain.mip_gap == pytest.approx((plain.bound - plain.objective) / (plain.bound - plain.obj_null), rel=1e-6)
+    assert plain.report.bound >= exact.values.objective - 1e-6 * abs(exact.values.objective)
+    r, v = plain.report, plain.values
+    assert r.mip_gap == pytest.approx((r.bound - v.objective) / (r.bound - v.obj_null), rel=1e-6)
 
 
 @given(round_problems(max_jobs=10))
@@ -139,9 +142,9 @@ def test_fast_without_polish_is_feasible_and_bounded(problem) -> None:
     plain = allocate(problem, mode="fast", polish=False)
     exact = allocate(problem, mode="exact")
     assert allocation_violations(problem, plain) == []
-    tol = 1e-6 * max(1.0, abs(exact.value_gain))
-    assert plain.value_gain <= exact.value_gain + tol
-    assert plain.bound - plain.obj_null >= exact.value_gain - tol
+    tol = 1e-6 * max(1.0, abs(exact.values.value_gain))
+    assert plain.values.value_gain <= exact.values.value_gain + tol
+    assert plain.report.bound - plain.values.obj_null >= exact.values.value_gain - tol
 
 
 def test_polish_option_is_checked() -> None:

@@ -33,8 +33,8 @@ def test_lagrangian_bound_holds_for_any_multipliers(problem, seed) -> None:
     scale = float(np.abs(model.value).max(initial=1.0))
     u = rng.uniform(-0.5, 1.0, problem.num_jobs) * scale  # negative entries count as 0
     y = rng.uniform(-0.5, 1.0, len(problem.gpu_types)) * scale
-    tol = 1e-6 * max(1.0, abs(exact.value_gain))
-    assert lagrangian_bound(model, u, y) >= exact.value_gain - tol
+    tol = 1e-6 * max(1.0, abs(exact.values.value_gain))
+    assert lagrangian_bound(model, u, y) >= exact.values.value_gain - tol
 
 
 def test_without_crossover_matches_the_vertex_solve() -> None:
@@ -48,14 +48,14 @@ def test_without_crossover_matches_the_vertex_solve() -> None:
         fast = allocate(problem, mode="fast")
     finally:
         mp.undo()
-    assert "without crossover" in interior.message and "without crossover" in fast.message
+    assert "without crossover" in interior.message and "without crossover" in fast.report.message
     assert interior.bound >= vertex.bound - 1e-9 * abs(vertex.bound)  # a proven bound
     assert interior.bound <= vertex.bound * (1 + 1e-4)  # and a close one
     assert interior.col_dual is not None and interior.x is not None
     assert allocation_violations(problem, fast) == []
-    assert fast.bound - fast.obj_null >= vertex.bound - 1e-9 * abs(vertex.bound)
+    assert fast.report.bound - fast.values.obj_null >= vertex.bound - 1e-9 * abs(vertex.bound)
     vertex_fast = allocate(problem, mode="fast", lp_algorithm="ipm")
-    assert fast.objective >= vertex_fast.objective - 1e-3 * abs(vertex_fast.objective)
+    assert fast.values.objective >= vertex_fast.values.objective - 1e-3 * abs(vertex_fast.values.objective)
 
 
 @given(round_problems(max_jobs=10))
@@ -68,9 +68,9 @@ def test_polish_after_the_interior_point_keeps_its_guarantees(problem) -> None:
     finally:
         mp.undo()
     assert allocation_violations(problem, fast) == []
-    tol = 1e-6 * max(1.0, abs(exact.value_gain))
-    assert fast.value_gain <= exact.value_gain + tol
-    assert fast.bound - fast.obj_null >= exact.value_gain - tol
+    tol = 1e-6 * max(1.0, abs(exact.values.value_gain))
+    assert fast.values.value_gain <= exact.values.value_gain + tol
+    assert fast.report.bound - fast.values.obj_null >= exact.values.value_gain - tol
 
 
 def test_huge_rounds_benchmark_runs(tmp_path, monkeypatch) -> None:

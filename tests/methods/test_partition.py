@@ -30,8 +30,8 @@ def test_merged_placement_is_feasible(n: int, parts: int, seed: int) -> None:
     # capacity per type, each job in at most one placement, gangs whole, only runnable placements
     assert allocation_violations(problem, a) == []
     assert str(a.status) == "heuristic"
-    assert a.bound >= a.objective - 1e-6 * abs(a.objective)
-    assert "split into" in a.message
+    assert a.report.bound >= a.values.objective - 1e-6 * abs(a.values.objective)
+    assert "split into" in a.report.message
 
 
 def test_parts_partition_the_jobs_and_the_gpus() -> None:
@@ -79,7 +79,7 @@ def test_deterministic_for_a_seed() -> None:
     problem = random_round(256, seed=3)
     a = allocate(problem, mode="fast", partitions=4, seed=11)
     b = allocate(problem, mode="fast", partitions=4, seed=11)
-    assert a.objective == b.objective
+    assert a.values.objective == b.values.objective
     assert [p.jobs for p in a.placements] == [p.jobs for p in b.placements]
     splits = {tuple(np.sort(p.jobs).tolist()) for p in partition.split(build_model(problem), 4, seed=12)}
     assert splits != {tuple(np.sort(p.jobs).tolist()) for p in partition.split(build_model(problem), 4, seed=11)}
@@ -96,7 +96,7 @@ def test_independent_of_the_executor() -> None:
         pooled = allocate(problem, mode="fast", partitions=4, seed=2, executor=procs)
     assert serial.x is not None and threaded.x is not None
     assert np.array_equal(serial.x, threaded.x)
-    assert pooled.objective == pytest.approx(float(model.value @ serial.x) + model.obj_null, rel=1e-12)
+    assert pooled.values.objective == pytest.approx(float(model.value @ serial.x) + model.obj_null, rel=1e-12)
     assert placement_violations(model, serial.x) == []
 
 
@@ -115,8 +115,8 @@ def test_split_bound_holds_and_placement_is_feasible(problem) -> None:
     assert placement_violations(model, merged.x) == []
     exact = allocate(problem, mode="exact")
     # the certified bound is above the optimum, the merged placement below it
-    assert merged.bound >= exact.value_gain - 1e-6 * max(1.0, abs(exact.value_gain))
-    assert float(model.value @ merged.x) <= exact.value_gain + 1e-6 * max(1.0, abs(exact.value_gain))
+    assert merged.bound >= exact.values.value_gain - 1e-6 * max(1.0, abs(exact.values.value_gain))
+    assert float(model.value @ merged.x) <= exact.values.value_gain + 1e-6 * max(1.0, abs(exact.values.value_gain))
 
 
 def test_more_parts_than_jobs_or_gpus() -> None:

@@ -159,7 +159,7 @@ def test_unknown_reference_round() -> None:
 # ---------------------------------------------------------------- every solve path against the optimum
 @pytest.fixture(scope="module")
 def exact_objective() -> dict[str, float]:
-    return {r.name: allocate(r.document, mode="exact").objective for r in REFERENCE_ROUNDS}
+    return {r.name: allocate(r.document, mode="exact").values.objective for r in REFERENCE_ROUNDS}
 
 
 @pytest.mark.parametrize("mode, options", SOLVE_PATHS, ids=PATH_IDS)
@@ -168,17 +168,17 @@ def test_solve_path_against_the_known_optimum(name: str, mode: str, options: dic
                                               exact_objective: dict[str, float]) -> None:
     r = reference_round(name)
     alloc = allocate(r.document, mode=mode, **options)
-    assert alloc.mode == mode
+    assert alloc.report.mode == mode
     assert allocation_violations(r.problem, alloc) == []
     exact = exact_objective[name]
     if mode == "exact":
         assert str(alloc.status) == "optimal"
-        assert alloc.objective == pytest.approx(r.optimum, rel=1e-6, abs=1e-6)
+        assert alloc.values.objective == pytest.approx(r.optimum, rel=1e-6, abs=1e-6)
     elif mode == "lp":
         assert str(alloc.status) == "optimal"
-        assert alloc.objective >= exact - rel_tol(exact)  # a relaxation: never below the MILP optimum
-        assert alloc.objective >= r.optimum - rel_tol(r.optimum)
+        assert alloc.values.objective >= exact - rel_tol(exact)  # a relaxation: never below the MILP optimum
+        assert alloc.values.objective >= r.optimum - rel_tol(r.optimum)
     else:
         assert str(alloc.status) == "heuristic"
-        assert alloc.objective <= exact + rel_tol(exact)  # a feasible placement: never better than exact
-        assert alloc.objective <= r.optimum + rel_tol(r.optimum)
+        assert alloc.values.objective <= exact + rel_tol(exact)  # a feasible placement: never better than exact
+        assert alloc.values.objective <= r.optimum + rel_tol(r.optimum)

@@ -98,7 +98,7 @@ def test_a_pool_whose_worker_was_killed_falls_back_to_this_process() -> None:
     for a in (first, second):
         assert not allocation_violations(p, a)
         assert a.placements == want.placements
-        assert "solved in this process" in a.message and "BrokenProcessPool" in a.message
+        assert "solved in this process" in a.report.message and "BrokenProcessPool" in a.report.message
 
 
 def test_a_shut_down_pool_falls_back_to_this_process() -> None:
@@ -107,7 +107,7 @@ def test_a_shut_down_pool_falls_back_to_this_process() -> None:
     pool.shutdown()
     a = allocate(p, mode="fast", partitions=2, executor=pool)
     assert a.placements == allocate(p, mode="fast", partitions=2).placements
-    assert "solved in this process" in a.message
+    assert "solved in this process" in a.report.message
 
 
 class _Failing(Executor):
@@ -123,7 +123,7 @@ def test_failed_futures_are_solved_again_here() -> None:
     p = random_round(80, seed=5)
     a = allocate(p, mode="fast", partitions=2, executor=_Failing())
     assert a.placements == allocate(p, mode="fast", partitions=2).placements
-    assert "ConnectionError" in a.message
+    assert "ConnectionError" in a.report.message
 
 
 @pytest.mark.parametrize("bad", ["string", 3, object()])

@@ -346,8 +346,8 @@ def test_engine_keeps_its_warm_start_between_plans() -> None:
     for p in problems:
         a = hot.plan(_jobs(p))
         b = cold.plan(_jobs(p))
-        assert a.bound == pytest.approx(b.bound, rel=1e-6)  # LP bound or a polished one: both certified
-        assert a.objective <= a.bound + 1e-6 and b.objective <= b.bound + 1e-6
+        assert a.report.bound == pytest.approx(b.report.bound, rel=1e-6)  # LP bound or a polished one: both certified
+        assert a.values.objective <= a.report.bound + 1e-6 and b.values.objective <= b.report.bound + 1e-6
         hot.commit(a)
         cold.commit(b)
         if dict(hot.deficits) != dict(cold.deficits):  # a tie broken otherwise: the rounds diverge from here
@@ -399,7 +399,7 @@ def test_policy_warm_and_cold_agree_on_a_round() -> None:
     state = RoundState.first_round(model, time=0.0)
     hot = FairsharePolicy(options={"warm_start": True}, priority="none").allocate(state)
     cold = FairsharePolicy(priority="none").allocate(state)
-    assert hot.objective == pytest.approx(cold.objective, rel=1e-9)
+    assert hot.values.objective == pytest.approx(cold.values.objective, rel=1e-9)
 
 
 def test_warm_start_pickles_empty() -> None:

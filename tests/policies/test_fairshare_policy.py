@@ -18,7 +18,8 @@ def test_type_blind_plan_is_feasible_and_reported_with_true_throughputs() -> Non
     blind = get_policy("fairshare", heterogeneity_aware=False).allocate(state)
     assert allocation_violations(p, blind) == []
     assert allocation_violations(p, aware) == []
-    assert blind.efficiency <= aware.efficiency + 1e-9 or blind.objective <= aware.objective + 1e-6
+    b, a = blind.values, aware.values
+    assert b.efficiency <= a.efficiency + 1e-9 or b.objective <= a.objective + 1e-6
 
 
 def test_type_blind_plan_ignores_speedups() -> None:
@@ -30,11 +31,12 @@ def test_type_blind_plan_ignores_speedups() -> None:
     p = RoundProblem.from_dict(doc)
     state = RoundState.first_round(build_model(p))
     aware = get_policy("fairshare", mode="exact").allocate(state)
-    assert aware.job_gpu.tolist() == [1, 0]  # b slow, a fast
+    assert aware.jobs.job_gpu.tolist() == [1, 0]  # b slow, a fast
     blind = get_policy("fairshare", mode="exact", heterogeneity_aware=False).allocate(state)
-    assert sorted(blind.job_gpu.tolist()) == [0, 1]  # both run ...
-    assert blind.efficiency <= aware.efficiency + 1e-12  # ... and never better than the aware plan
-    assert np.allclose(blind.throughput, [p.throughput[0, blind.job_gpu[0]], p.throughput[1, blind.job_gpu[1]]])
+    assert sorted(blind.jobs.job_gpu.tolist()) == [0, 1]  # both run ...
+    assert blind.values.efficiency <= aware.values.efficiency + 1e-12  # ... and never better than the aware plan
+    got = blind.jobs
+    assert np.allclose(got.throughput, [p.throughput[0, got.job_gpu[0]], p.throughput[1, got.job_gpu[1]]])
 
 
 def test_epsilon_override_changes_the_round() -> None:
@@ -42,7 +44,7 @@ def test_epsilon_override_changes_the_round() -> None:
     state = RoundState.first_round(build_model(p))
     a = get_policy("fairshare", mode="exact", epsilon=0.5).allocate(state)
     b = get_policy("fairshare", mode="exact").allocate(state)
-    assert a.objective >= b.objective - 1e-6  # more slack never lowers the optimum
+    assert a.values.objective >= b.values.objective - 1e-6  # more slack never lowers the optimum
 
 
 def test_the_polish_guard_of_the_policy_is_far_above_its_work_limit() -> None:
@@ -58,7 +60,7 @@ def test_the_polish_guard_of_the_policy_is_far_above_its_work_limit() -> None:
     model = build_model(p)
     state = RoundState.first_round(model)
     alloc = FairsharePolicy(priority="none").allocate(state)
-    assert "polished" in alloc.message or "local search" in alloc.message
+    assert "polished" in alloc.report.message or "local search" in alloc.report.message
     from fairshare import allocate
 
     unlimited = allocate(p, mode="fast", polish_seconds=1e6)
@@ -86,7 +88,7 @@ def test_one_highs_thread_reaches_every_solve_of_the_policy(monkeypatch) -> None
     p = random_round(64, seed=0, fairness_weight=1.0, epsilon=0.3)  # a round that is polished
     state = RoundState.first_round(build_model(p))
     one = FairsharePolicy(priority="none", options={"threads": 1}).allocate(state)
-    assert "polished" in one.message and len(asked) >= 2 and set(asked) == {1}
+    assert "polished" in one.report.message and len(asked) >= 2 and set(asked) == {1}
     asked.clear()
     default = FairsharePolicy(priority="none").allocate(state)
     assert asked and set(asked) == {None}                          # the default takes HiGHS's own pool

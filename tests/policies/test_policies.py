@@ -161,7 +161,7 @@ def test_variants_feasible_and_fill(name: str, options: dict) -> None:
         alloc = get_policy(name, **options).allocate(state)
         assert allocation_violations(p, alloc) == []
         assert idle_violations(p, alloc) == []
-        assert alloc.policy == name and alloc.mode is None
+        assert alloc.report.policy == name and alloc.report.mode is None
 
 
 @pytest.mark.parametrize("seed", [51, 52, 53])
@@ -301,9 +301,9 @@ def test_a_new_policy_is_one_class_and_register(monkeypatch: pytest.MonkeyPatch)
     p, model = round_of(TWO_JOBS)
     alloc = pol.allocate(RoundState.first_round(model))
     assert allocation_violations(p, alloc) == []
-    assert (alloc.policy, alloc.mode, alloc.message, alloc.status) == ("test-shortest-first", None, "1 placed",
-                                                                       Status.HEURISTIC)
-    assert len(alloc.placements) == 1 and alloc.solve_seconds >= 0.0
+    r = alloc.report
+    assert (r.policy, r.mode, r.message, alloc.status) == ("test-shortest-first", None, "1 placed", Status.HEURISTIC)
+    assert len(alloc.placements) == 1 and alloc.report.solve_seconds >= 0.0
     with pytest.raises(InvalidInputError, match="unknown policy"):
         get_policy("no-such-policy")
 
@@ -388,13 +388,13 @@ def test_fairshare_policy_reports_its_mode_and_name(mode: str, aware: bool) -> N
     state = RoundState.first_round(build_model(p))
     for epsilon in (None, 0.4):
         alloc = get_policy("fairshare", mode=mode, heterogeneity_aware=aware, epsilon=epsilon).allocate(state)
-        assert (alloc.mode, alloc.policy) == (mode, "fairshare")
+        assert (alloc.report.mode, alloc.report.policy) == (mode, "fairshare")
         # the allocation is the round as planned: with the override, next deficits use that epsilon
         assert allocation_violations(p if epsilon is None else p.replace(epsilon=epsilon), alloc) == []
     placed = get_policy("fairshare", mode=mode, heterogeneity_aware=aware).place(state)
     assert placed.x.tolist() == [1.0 if v else 0.0 for v in placed.x > 0.5]
     again = get_policy("fairshare", mode=mode, heterogeneity_aware=aware).allocate(state)
-    np.testing.assert_array_equal(state.model.job_throughput(placed.x), again.throughput)
+    np.testing.assert_array_equal(state.model.job_throughput(placed.x), again.jobs.throughput)
 
 
 def test_take_in_order_takes_every_column_that_fits() -> None:
@@ -501,7 +501,7 @@ def test_gavel_space_sharing_hand_solved() -> None:
                   get_policy("gavel-ss").allocate(RoundState.first_round(model))):
         assert placements(alloc) == {(frozenset({"a", "b"}), "V100", 1)}
         assert alloc.status == Status.OPTIMAL  # the plan is integral and placed as is
-    assert get_policy("gavel-ss").allocate(RoundState.first_round(model)).policy == "gavel-ss"
+    assert get_policy("gavel-ss").allocate(RoundState.first_round(model)).report.policy == "gavel-ss"
 
 
 def test_gavel_ss_is_gavel_with_space_sharing() -> None:
@@ -678,7 +678,7 @@ def test_max_throughput_hand_solved() -> None:
     for milp in (False, True):
         alloc = get_policy("max-throughput", milp=milp).allocate(RoundState.first_round(model))
         assert placements(alloc) == {(frozenset({"a"}), "F", 1), (frozenset({"b"}), "S", 1)}
-        assert alloc.efficiency == pytest.approx(2.0)
+        assert alloc.values.efficiency == pytest.approx(2.0)
         assert alloc.status == Status.OPTIMAL
 
 
@@ -689,9 +689,9 @@ def test_max_throughput_prefers_best_pair() -> None:
     _, model = round_of(doc)
     alloc = get_policy("max-throughput").allocate(RoundState.first_round(model))
     assert placements(alloc) == {(frozenset({"a", "b"}), "V100", 1)}
-    assert alloc.efficiency == pytest.approx(1.8)
+    assert alloc.values.efficiency == pytest.approx(1.8)
     alone = get_policy("max-throughput", space_sharing=False).allocate(RoundState.first_round(model))
-    assert len(alone.placements) == 1 and alone.efficiency == pytest.approx(1.0)
+    assert len(alone.placements) == 1 and alone.values.efficiency == pytest.approx(1.0)
 
 
 def test_max_throughput_raw_sum_is_gavels_objective() -> None:

@@ -42,10 +42,10 @@ def check_placed_and_honest(problem: RoundProblem, alloc: Allocation) -> None:
     """A non-empty feasible placement whose gap and bound are consistent with its objective."""
     assert alloc.placements, "a deadline must still give a placement"
     assert allocation_violations(problem, alloc) == []
-    assert alloc.bound is not None and alloc.mip_gap is not None
-    assert alloc.bound >= alloc.objective - 1e-6 * abs(alloc.obj_null)
-    gap = (alloc.bound - alloc.objective) / (alloc.bound - alloc.obj_null)
-    assert alloc.mip_gap == pytest.approx(max(gap, 0.0), rel=1e-6, abs=1e-9)
+    assert alloc.report.bound is not None and alloc.report.mip_gap is not None
+    assert alloc.report.bound >= alloc.values.objective - 1e-6 * abs(alloc.values.obj_null)
+    gap = (alloc.report.bound - alloc.values.objective) / (alloc.report.bound - alloc.values.obj_null)
+    assert alloc.report.mip_gap == pytest.approx(max(gap, 0.0), rel=1e-6, abs=1e-9)
 
 
 # ---------------------------------------------------------------- deadlines (cause 1) and their answer (cause 2)
@@ -58,7 +58,7 @@ def test_exact_under_a_limit_shorter_than_its_solve_is_on_time_and_no_worse_than
     assert seconds <= limit + DEADLINE_MARGIN_SECONDS
     check_placed_and_honest(problem, alloc)
     assert str(alloc.status) in ("time_limit", "optimal")
-    assert alloc.objective >= fast.objective - 1e-9 * abs(fast.obj_null)
+    assert alloc.values.objective >= fast.values.objective - 1e-9 * abs(fast.values.obj_null)
 
 
 def test_exact_with_a_limit_too_short_for_any_lp_still_places_on_time():
@@ -67,7 +67,7 @@ def test_exact_with_a_limit_too_short_for_any_lp_still_places_on_time():
     assert seconds <= 0.01 + DEADLINE_MARGIN_SECONDS
     check_placed_and_honest(problem, alloc)
     assert str(alloc.status) == "time_limit"  # nothing was proved
-    assert np.isfinite(alloc.mip_gap)
+    assert np.isfinite(alloc.report.mip_gap)
 
 
 @pytest.mark.slow
@@ -107,9 +107,9 @@ def test_no_incumbent_at_the_deadline_returns_fasts_placement(monkeypatch):
     assert calls[0]["deadline"] <= t0 + 30
     assert str(alloc.status) == "time_limit"
     assert placements_of(alloc) == placements_of(fast)
-    assert "HiGHS has no incumbent" in alloc.message
+    assert "HiGHS has no incumbent" in alloc.report.message
     check_placed_and_honest(problem, alloc)
-    assert alloc.bound == pytest.approx(fast.bound)  # the best bound known is fast's LP bound
+    assert alloc.report.bound == pytest.approx(fast.report.bound)  # the best bound known is fast's LP bound
 
 
 def test_a_worse_incumbent_at_the_deadline_is_replaced_by_fasts(monkeypatch):
@@ -130,7 +130,7 @@ def test_a_worse_incumbent_at_the_deadline_is_replaced_by_fasts(monkeypatch):
     alloc = allocate(problem, mode="exact", time_limit=30)
     assert str(alloc.status) == "time_limit"
     assert placements_of(alloc) == placements_of(fast)
-    assert "HiGHS's incumbent is worse" in alloc.message
+    assert "HiGHS's incumbent is worse" in alloc.report.message
 
 
 def test_optimal_is_reported_only_when_highs_proved_it(monkeypatch):
@@ -155,7 +155,7 @@ def test_optimal_is_reported_only_when_highs_proved_it(monkeypatch):
     _patched_milp(monkeypatch, stopped)
     alloc = allocate(problem, mode="exact", time_limit=30)
     assert str(alloc.status) == "time_limit"
-    assert alloc.objective == pytest.approx(proven.objective)
+    assert alloc.values.objective == pytest.approx(proven.values.objective)
 
 
 def test_the_deadline_path_keeps_the_start_solution_regression_fixed():
@@ -169,8 +169,8 @@ def test_the_deadline_path_keeps_the_start_solution_regression_fixed():
                     {"id": "0000", "scale": 2, "throughput": {"V100": 0.1}}]}
     alloc = allocate(doc, mode="exact", time_limit=60)
     assert str(alloc.status) == "optimal"
-    assert alloc.objective == pytest.approx(-133.0, abs=1e-6)
-    assert alloc.bound >= alloc.objective - 1e-6
+    assert alloc.values.objective == pytest.approx(-133.0, abs=1e-6)
+    assert alloc.report.bound >= alloc.values.objective - 1e-6
 
 
 def test_a_deadline_already_past_does_not_run_highs():
@@ -193,7 +193,7 @@ def test_concurrent_solves_with_different_thread_counts():
     # issue 13: three Python threads alternating threads=1/2 got SolverError ("model status 'Not Set'") on 3 of
     # 18 calls: HiGHS's global thread pool was reset under running solves
     problem = random_round(160, seed=5)
-    expected = allocate(problem, mode="exact").objective
+    expected = allocate(problem, mode="exact").values.objective
     errors: list[BaseException] = []
     results: list[float] = []
 
@@ -203,7 +203,7 @@ def test_concurrent_solves_with_different_thread_counts():
                 mode = "exact" if i % 3 else "fast"
                 alloc = allocate(problem, mode=mode, threads=1 + (i + k) % 2)
                 if mode == "exact":
-                    results.append(alloc.objective)
+                    results.append(alloc.values.objective)
         except BaseException as exc:  # noqa: BLE001 - collected and reported below
             errors.append(exc)
 
@@ -232,19 +232,20 @@ REPRO_13 = ('{"gpus": {"A": 1}, "jobs": [{"id": "j0", "scale": 1, "throughput": 
 def check_numbers_are_the_placements(problem: RoundProblem, alloc: Allocation) -> None:
     ref = recompute(problem, placements_of(alloc))
     scale = max(1.0, float(np.abs(ref["rho"]).max(initial=0.0)))
-    assert alloc.throughput == pytest.approx(ref["tau"], rel=1e-9, abs=1e-12)
-    assert alloc.progress == pytest.approx(ref["rho"], rel=1e-9, abs=1e-12 * scale)
-    assert alloc.job_shortfall == pytest.approx(ref["sigma"], rel=1e-9, abs=1e-9 * scale)
-    assert alloc.next_deficit == pytest.approx(ref["next_deficit"], rel=1e-9, abs=1e-9 * scale)
-    assert alloc.efficiency == pytest.approx(ref["efficiency"], rel=1e-9, abs=1e-12)
-    assert alloc.shortfall == pytest.approx(ref["shortfall"], rel=1e-9, abs=1e-9 * abs(ref["obj_null"]))
-    assert alloc.objective == pytest.approx(ref["objective"], rel=1e-9, abs=1e-9 * max(1.0, abs(ref["obj_null"])))
+    assert alloc.jobs.throughput == pytest.approx(ref["tau"], rel=1e-9, abs=1e-12)
+    assert alloc.jobs.progress == pytest.approx(ref["rho"], rel=1e-9, abs=1e-12 * scale)
+    assert alloc.jobs.job_shortfall == pytest.approx(ref["sigma"], rel=1e-9, abs=1e-9 * scale)
+    assert alloc.jobs.next_deficit == pytest.approx(ref["next_deficit"], rel=1e-9, abs=1e-9 * scale)
+    assert alloc.values.efficiency == pytest.approx(ref["efficiency"], rel=1e-9, abs=1e-12)
+    assert alloc.values.shortfall == pytest.approx(ref["shortfall"], rel=1e-9, abs=1e-9 * abs(ref["obj_null"]))
+    assert alloc.values.objective == pytest.approx(ref["objective"], rel=1e-9,
+                                                   abs=1e-9 * max(1.0, abs(ref["obj_null"])))
     placed = {j for p in alloc.placements for j in p.jobs}
     for j, jid in enumerate(problem.job_ids):  # no progress without a placement, no negative throughput
-        assert alloc.throughput[j] >= 0
-        assert (alloc.throughput[j] > 0) <= (jid in placed), jid
+        assert alloc.jobs.throughput[j] >= 0
+        assert (alloc.jobs.throughput[j] > 0) <= (jid in placed), jid
     # the next deficit never exceeds D + (1 - epsilon)
-    assert (alloc.next_deficit <= problem.deficit + (1 - problem.epsilon)).all()
+    assert (alloc.jobs.next_deficit <= problem.deficit + (1 - problem.epsilon)).all()
 
 
 def test_issue_13_cause_13_lp_placements_and_numbers_agree():
@@ -254,7 +255,7 @@ def test_issue_13_cause_13_lp_placements_and_numbers_agree():
     assert all(p.share > SHARE_TOLERANCE for p in alloc.placements)
     # j3 had progress 1.855 and no placement; its deficit then fell to 0
     j3 = problem.job_ids.index("j3")
-    assert (alloc.progress[j3] > 0) == any("j3" in p.jobs for p in alloc.placements)
+    assert (alloc.jobs.progress[j3] > 0) == any("j3" in p.jobs for p in alloc.placements)
 
 
 def test_lp_survives_a_simplex_failure_at_extreme_weights():
@@ -268,7 +269,8 @@ def test_lp_survives_a_simplex_failure_at_extreme_weights():
     alloc = allocate(doc, mode="lp")
     assert str(alloc.status) == "optimal"
     check_numbers_are_the_placements(problem, alloc)
-    assert alloc.objective == pytest.approx(allocate(doc, mode="lp", relaxation="tightened").objective, rel=1e-6)
+    tightened = allocate(doc, mode="lp", relaxation="tightened")
+    assert alloc.values.objective == pytest.approx(tightened.values.objective, rel=1e-6)
 
 
 def test_clean_shares_clips_solver_noise():
@@ -312,7 +314,7 @@ def test_every_output_is_strict_json_and_its_numbers_are_its_placements(doc):
         # the document round-trips to the same numbers
         again = Allocation.from_dict(back)
         assert placements_of(again) == placements_of(alloc)
-        assert again.progress == pytest.approx(alloc.progress, rel=1e-12)
+        assert again.jobs.progress == pytest.approx(alloc.jobs.progress, rel=1e-12)
 
 
 # ---------------------------------------------------------------- the result type and inputs (cause 15)
@@ -342,7 +344,7 @@ def test_numpy_numbers_in_a_dict_are_accepted(mode):
            "epsilon": np.float32(0.125), "fairness_weight": np.int64(10)}
     alloc = allocate(doc, mode=mode)
     plain = json.loads(json.dumps(doc, default=lambda v: v.item()))
-    assert alloc.objective == pytest.approx(allocate(plain, mode=mode).objective)
+    assert alloc.values.objective == pytest.approx(allocate(plain, mode=mode).values.objective)
     assert {j for p in alloc.placements for j in p.jobs} == {"a", "b"}
 
 

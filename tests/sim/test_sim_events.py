@@ -183,6 +183,6 @@ def test_a_moved_job_runs_at_its_placements_throughput_and_pays_its_restart_once
                      "current": {"gpu": "K80", "partner": None}}]}
     problem = RoundProblem.from_dict(doc)
     alloc = allocate(problem, mode="exact")
-    assert alloc.moved.tolist() == [True]
-    assert alloc.throughput[0] == pytest.approx(10.0 * (1 - 120 / 360))   # reported with the restart taken off
+    assert alloc.jobs.moved.tolist() == [True]
+    assert alloc.jobs.throughput[0] == pytest.approx(10.0 * (1 - 120 / 360))   # reported with the restart taken off
     assert _as_run(alloc, problem).throughput[0] == 10.0                   # run at the V100's own throughput
