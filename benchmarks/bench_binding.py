@@ -74,7 +74,7 @@ def time_rows(sizes: list[int], seeds: int, repeat: int = 3) -> list[dict]:
                 b1, t = timed(bind, a1, nodes)
                 t_fresh.append(t)
                 if p2 is None:
-                    p2 = p.replace(deficit=np.minimum(next_deficit(p.deficit, p.epsilon, a1.progress), 1e6))
+                    p2 = p.replace(deficit=np.minimum(next_deficit(p.deficit, p.epsilon, a1.jobs.progress), 1e6))
                 a2 = allocate(p2, mode="fast")
                 b2, t = timed(bind, a2, nodes, b1)
                 t_sticky.append(t)

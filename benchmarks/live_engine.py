@@ -90,7 +90,7 @@ def run(n: int, rounds: int, events: int, seed: int = 0) -> dict[str, list[tuple
             new_ids = {j["id"] for j in new}
             alive = {j["id"] for j in jobs_now} - set(gone) | new_ids
             cand = [c for c in pairs if all(j in alive for j in c["jobs"]) and any(j in new_ids for j in c["jobs"])]
-            progress = {j: float(x) for j, x in zip(a.job_ids, a.progress, strict=True)}
+            progress = {j: float(x) for j, x in zip(a.job_ids, a.jobs.progress, strict=True)}
             first = (r + _) % 2 == 0  # alternate which engine goes first
             calls = [(live, {}), (full, {"progress": progress}), (priced, {"progress": progress})]
             res = {}
@@ -100,7 +100,7 @@ def run(n: int, rounds: int, events: int, seed: int = 0) -> dict[str, list[tuple
             (a, t_live), (b, t_full), (c, t_priced) = res[id(live)], res[id(full)], res[id(priced)]
             out["event"].append((t_live, t_full, live._kept_lp.iterations, _lp_difference(live, full), t_priced))
         # the end of the round: commit the rest, 2 % leave, 2 % arrive, plan the next round
-        progress = {j: float(x) for j, x in zip(a.job_ids, a.progress, strict=True)}
+        progress = {j: float(x) for j, x in zip(a.job_ids, a.jobs.progress, strict=True)}
         live.commit(a)
         full.commit(b, progress=progress)
         priced.commit(c, progress=progress)

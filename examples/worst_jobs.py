@@ -105,7 +105,7 @@ class Recorder:
         p = state.model.problem
         for j, jid in enumerate(p.job_ids):
             self.rounds.setdefault(jid, []).append(
-                (state.time, bool(alloc.job_gpu[j] >= 0), float(alloc.progress[j]), float(p.deficit[j])))
+                (state.time, bool(alloc.jobs.job_gpu[j] >= 0), float(alloc.jobs.progress[j]), float(p.deficit[j])))
         return alloc
 
 

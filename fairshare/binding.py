@@ -98,9 +98,9 @@ def bind(allocation: Any, nodes: Cluster | Sequence[Node] | Sequence[Mapping[str
     """
     t0 = time.perf_counter()
     node_list = nodes.nodes if isinstance(nodes, Cluster) else parse_nodes(nodes)
-    if getattr(allocation, "mode", None) == "lp":
-        raise InvalidInputError("allocation.mode", "lp", "an lp allocation holds time fractions, which cannot be "
-                                "bound to GPUs (bind an exact or fast allocation)")
+    if getattr(getattr(allocation, "report", None), "mode", None) == "lp":
+        raise InvalidInputError("allocation.report.mode", "lp", "an lp allocation holds time fractions, which "
+                                "cannot be bound to GPUs (bind an exact or fast allocation)")
     raw = list(getattr(allocation, "placements", allocation))
     prev = None if previous is None else previous if isinstance(previous, Binding) else \
         Binding.from_dict(previous, "previous")

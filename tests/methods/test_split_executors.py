@@ -41,7 +41,7 @@ _FORK_SCRIPT = textwrap.dedent("""
     allocate(d, mode="exact", time_limit=5)  # HiGHS's MILP pool started in the parent before the fork
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
         a = allocate(d, mode="fast", partitions=4, executor=pool)
-    print("done", a.status, a.message)
+    print("done", a.status, a.report.message)
 """)
 
 

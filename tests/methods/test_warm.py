@@ -369,8 +369,8 @@ def test_engine_plan_again_within_a_round_starts_from_the_basis() -> None:
     again = eng.plan(jobs)  # two arrivals before the round starts: the plan is made again, deficits unchanged
     assert eng._warm.seeded and eng._warm.used_basis
     cold = Engine(gpus, priority="none").plan(jobs)
-    assert again.bound == pytest.approx(cold.bound, rel=1e-9)
-    assert first.objective <= first.bound + 1e-6
+    assert again.report.bound == pytest.approx(cold.report.bound, rel=1e-9)
+    assert first.values.objective <= first.report.bound + 1e-6
 
 
 def test_policy_cache_pickles_empty_and_is_not_compared() -> None:
