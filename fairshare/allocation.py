@@ -159,7 +159,7 @@ class SolveReport:
     mip_gap : float or None
         ``exact``: HiGHS's relative gap, measured on the achievable improvement ``objective - obj_null``
         (an upper bound on the value loss). ``fast``: the same quantity certified by the LP bound.
-        ``lp``: 0. ``None`` for an empty round and for policies.
+        ``lp``: 0. ``None`` for an empty round.
     bound : float or None
         Proven upper bound on the section 3 MILP objective (``exact``/``fast``), or the LP optimum (``lp``).
     relaxation : str or None
@@ -229,11 +229,12 @@ class JobResults:
 class Allocation:
     """The answer for one round (spec section 3 "Report with every solution" and section 6).
 
-    At the top is what a scheduler acts on: whether to trust the plan (``status``), what to start
+    At the top is what a scheduler acts on: whether to run the plan (``status``), what to start
     (``placements``, ``shared_gpus``, and ``binding`` when the round names its nodes) and the names that index
-    the arrays (``job_ids``, ``gpu_types``). The rest is in three groups: what the placement is worth
-    (``values``), how it was found (``report``) and per-job arrays (``jobs``). :meth:`to_dict` writes one flat
-    document (spec section 6).
+    every array (``job_ids``, ``gpu_types``). The rest is in three groups. ``values`` is what the placement is
+    worth; it depends on the placement alone (the same placement has the same values whichever mode or policy
+    found it), which is why it is apart from ``report``, how the placement was found (mode, gap, bound, times).
+    ``jobs`` holds the per-job arrays. :meth:`to_dict` writes one flat document (spec section 6).
 
     Attributes
     ----------
