@@ -53,11 +53,11 @@ def test_a_backend_without_the_array_model_is_solved_through_the_reference_model
     doc = REFERENCE_ROUNDS[0].document
     ref = allocate(doc, mode="lp", options={"backend": "pyomo"})
     arrays = allocate(doc, mode="lp")
-    assert ref.relaxation == "section3"
-    assert ref.objective == pytest.approx(arrays.objective, abs=1e-6)
+    assert ref.report.relaxation == "section3"
+    assert ref.values.objective == pytest.approx(arrays.values.objective, abs=1e-6)
     # give HiGHS's entry the pyomo backend's features: the array path is no longer taken
     monkeypatch.setitem(BACKENDS, "highs", Backend("highs", "test", BACKENDS["pyomo"].features))
-    assert allocate(doc, mode="lp").relaxation == "section3"
+    assert allocate(doc, mode="lp").report.relaxation == "section3"
 
 
 @settings(max_examples=15)
