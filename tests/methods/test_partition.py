@@ -182,7 +182,7 @@ def test_repair_never_loses_value_and_keeps_the_bound(problem, parts, seed) -> N
     tol = 1e-9 * max(1.0, abs(float(model.value @ plain.x)))
     assert float(model.value @ repaired.x) >= float(model.value @ plain.x) - tol
     exact = allocate(problem, mode="exact")
-    assert repaired.bound >= exact.value_gain - 1e-6 * max(1.0, abs(exact.value_gain))
+    assert repaired.bound >= exact.values.value_gain - 1e-6 * max(1.0, abs(exact.values.value_gain))
 
 
 def test_repair_recovers_most_of_what_the_split_cut() -> None:
