@@ -14,6 +14,10 @@ changes which jobs run, on which type, or with which partner; it only chooses GP
    sizes divide one another (1, 2, 4, 8, ...), best-fit decreasing otherwise.
 4. **GPU indices.** Inside a node, the fewest GPUs change hands (a minimum-cost flow, networkx).
 
+The binding leaves the garbage collector alone (switching it off would switch it off for the whole process); it
+keeps what it holds during a call in tuples of ints and strings, which the collector stops tracking, so that
+fewer of its objects trigger full collections.
+
 Results do not depend on the order of the placements. The algorithm and its proof are in ``docs/binding.md``;
 its cost is measured by ``benchmarks/bench_binding.py`` (docs/performance.md). The result, a
 :class:`~fairshare.cluster.Binding`, reports ``split_gangs`` and ``moved_jobs``; it and the nodes are data of the
@@ -57,7 +61,7 @@ class _Unit:
     size: int
     out: int = -1  # index in the output (whole placements); -1 for a GPU of fractional jobs
     frac: list[tuple[str, float]] | None = None
-    gpus: list[tuple[int, int]] | None = None  # bound: (node position, GPU index)
+    gpus: tuple[tuple[int, int], ...] | None = None  # bound: (node position, GPU index)
     pinned: bool = False  # kept on its previous GPUs
 
 
@@ -167,27 +171,28 @@ def _units(raw: list[Any], share_of: Mapping[str, float], by_type: Mapping[str, 
 
 
 def _previous(prev: Binding | None, node_list: Sequence[Node]) -> tuple[
-        dict[tuple[str, frozenset[str]], list[tuple[int, int]]], dict[str, tuple[str, tuple[int, int], float]],
-        dict[str, list[tuple[int, int]]], dict[str, frozenset[tuple[str, int]]]]:
+        dict[tuple[str, tuple[str, ...]], tuple[tuple[int, int], ...]], dict[str, tuple[str, tuple[int, int], float]],
+        dict[str, tuple[tuple[int, int], ...]], dict[str, tuple[tuple[str, int], ...]]]:
     """What ``prev`` held on ``node_list``: whole placements, fractional jobs, each job's GPUs (valid, as bound).
 
     GPUs are ``(node position, index)`` pairs, except in the last mapping (``(node id, index)``, as bound); a
     placement with a GPU that is no longer on the nodes is neither a whole placement nor a fractional job to keep.
     """
-    prev_whole: dict[tuple[str, frozenset[str]], list[tuple[int, int]]] = {}
+    prev_whole: dict[tuple[str, tuple[str, ...]], tuple[tuple[int, int], ...]] = {}
     prev_frac: dict[str, tuple[str, tuple[int, int], float]] = {}
-    held: dict[str, list[tuple[int, int]]] = {}  # job -> (node position, index) it held (valid GPUs only)
-    prev_gpus: dict[str, frozenset[tuple[str, int]]] = {}
+    held: dict[str, tuple[tuple[int, int], ...]] = {}  # job -> (node position, index) it held (valid GPUs only)
+    prev_gpus: dict[str, tuple[tuple[str, int], ...]] = {}  # job -> its GPUs as bound, sorted
     if prev is not None:
         info = {n.id: (k, n.gpu, n.gpus) for k, n in enumerate(node_list)}
         nowhere = (-1, "", 0)
         for bp in prev.placements:
-            valid = []
+            found = []
             for nid, x in bp.gpus:
                 k, g, c = info.get(nid, nowhere)
                 if g == bp.gpu and x < c:
-                    valid.append((k, x))
-            held_gpus = frozenset(bp.gpus)
+                    found.append((k, x))
+            valid = tuple(found)
+            held_gpus = tuple(sorted(bp.gpus))
             for j in bp.jobs:
                 prev_gpus[j] = held_gpus
                 held[j] = valid
@@ -196,12 +201,12 @@ def _previous(prev: Binding | None, node_list: Sequence[Node]) -> tuple[
             if bp.share < 1 and len(bp.jobs) == 1:
                 prev_frac[bp.jobs[0]] = (bp.gpu, valid[0], bp.share)
             else:
-                prev_whole[(bp.gpu, frozenset(bp.jobs))] = valid
+                prev_whole[(bp.gpu, tuple(sorted(bp.jobs)))] = valid
     return prev_whole, prev_frac, held, prev_gpus
 
 
 def _bound(gpu: str, units: tuple[list[_Unit], list[_Unit]], node_list: Sequence[Node],
-           prev_gpus: dict[str, frozenset[tuple[str, int]]]) -> tuple[list[BoundPlacement], list[BoundPlacement],
+           prev_gpus: dict[str, tuple[tuple[str, int], ...]]) -> tuple[list[BoundPlacement], list[BoundPlacement],
                                                                         int, int]:
     """Bound placements of one type (whole ones in the order of ``units[0]``, fractional jobs), splits, moves."""
     whole: list[BoundPlacement] = []
@@ -211,14 +216,14 @@ def _bound(gpu: str, units: tuple[list[_Unit], list[_Unit]], node_list: Sequence
         gp = u.gpus
         assert gp is not None
         if len(gp) > 1:
-            gp = sorted(gp)  # node order, then index
+            gp = tuple(sorted(gp))  # node order, then index
             split += gp[0][0] != gp[-1][0]
         ids = tuple([(names[k], x) for k, x in gp])
         whole.append(BoundPlacement(u.jobs, gpu, ids, 1.0))
         if not u.pinned:
             for j in u.jobs:
                 old = prev_gpus.get(j)
-                if old is not None and (len(old) != len(ids) or old != frozenset(ids)):
+                if old is not None and (len(old) != len(ids) or old != tuple(sorted(ids))):
                     moved += 1
     frac: list[BoundPlacement] = []
     for u in units[1]:
@@ -226,15 +231,15 @@ def _bound(gpu: str, units: tuple[list[_Unit], list[_Unit]], node_list: Sequence
         k, x = u.gpus[0]
         ids = ((names[k], x),)
         frac += [BoundPlacement((j,), gpu, ids, q) for j, q in u.frac]
-        moved += sum(1 for j, _ in u.frac if j in prev_gpus and prev_gpus[j] != frozenset(ids))
+        moved += sum(1 for j, _ in u.frac if j in prev_gpus and prev_gpus[j] != ids)
     return whole, frac, split, moved
 
 
 def _bind_type(gpu: str, positions: list[int], node_list: Sequence[Node], units: list[_Unit],
                fractional: list[tuple[str, float]],
-               prev_whole: dict[tuple[str, frozenset[str]], list[tuple[int, int]]],
+               prev_whole: dict[tuple[str, tuple[str, ...]], tuple[tuple[int, int], ...]],
                prev_frac: dict[str, tuple[str, tuple[int, int], float]],
-               held: dict[str, list[tuple[int, int]]]) -> tuple[list[_Unit], list[_Unit]]:
+               held: dict[str, tuple[tuple[int, int], ...]]) -> tuple[list[_Unit], list[_Unit]]:
     """Bind the units and fractional jobs of one GPU type onto its nodes (``positions``).
 
     Returns the whole units (in the order given) and the GPUs of fractional jobs, all bound.
@@ -244,10 +249,10 @@ def _bind_type(gpu: str, positions: list[int], node_list: Sequence[Node], units:
     # 1. pin unchanged whole placements
     rest: list[_Unit] = []
     for u in sorted(units, key=lambda u: u.key):
-        old = prev_whole.get((gpu, frozenset(u.jobs)))
+        old = prev_whole.get((gpu, tuple(sorted(u.jobs))))
         if old is not None and len(old) == u.size and all(x not in taken[k] for k, x in old) \
                 and len(set(old)) == u.size:
-            u.gpus = list(old)
+            u.gpus = old
             u.pinned = True
             for k, x in old:
                 taken[k].add(x)
@@ -304,7 +309,7 @@ def _pack_fractional(gpu: str, fractional: list[tuple[str, float]],
                 and loads.get(old[1], 0.0) + c <= _FULL:
             g = old[1]
             if g not in kept:
-                kept[g] = _Unit((1, ()), (), 1, frac=[], gpus=[g])
+                kept[g] = _Unit((1, ()), (), 1, frac=[], gpus=(g,))
             assert kept[g].frac is not None
             kept[g].frac.append((j, q))  # type: ignore[union-attr]
             loads[g] = loads.get(g, 0.0) + c
@@ -360,7 +365,7 @@ def _bfd_ok(sizes_desc: list[int], free: list[int]) -> bool:
 
 
 def _place(todo: list[_Unit], positions: list[int], free: dict[int, int],
-           held: dict[str, list[tuple[int, int]]]) -> dict[int, list[tuple[_Unit, int]]]:
+           held: dict[str, tuple[tuple[int, int], ...]]) -> dict[int, list[tuple[_Unit, int]]]:
     """Choose nodes for every unit (steps 3 of the module documentation): node -> [(unit, GPUs there)]."""
     sizes = sorted({u.size for u in todo})
     divisible = all(b % a == 0 for a, b in zip(sizes, sizes[1:]))
@@ -425,7 +430,7 @@ def _best_fit(buckets: list[list[int]], free: dict[int, int], size: int) -> int 
     return None
 
 
-def _preferred(u: _Unit, free: dict[int, int], held: dict[str, list[tuple[int, int]]]) -> int | None:
+def _preferred(u: _Unit, free: dict[int, int], held: dict[str, tuple[tuple[int, int], ...]]) -> int | None:
     """The node (with room for the whole unit) where the unit's jobs held the most GPUs, or None."""
     best, best_n = None, 0
     counts: dict[int, int] = {}
@@ -440,7 +445,7 @@ def _preferred(u: _Unit, free: dict[int, int], held: dict[str, list[tuple[int, i
 
 
 def _indices(on_node: dict[int, list[tuple[_Unit, int]]], taken: dict[int, set[int]], cap: dict[int, int],
-             held: dict[str, list[tuple[int, int]]]) -> None:
+             held: dict[str, tuple[tuple[int, int], ...]]) -> None:
     """GPU indices on each node: the free indices a unit's jobs held there, then the lowest free ones."""
     for k, items in on_node.items():
         used = taken[k]
@@ -470,9 +475,7 @@ def _indices(on_node: dict[int, list[tuple[_Unit, int]]], taken: dict[int, set[i
                     got.append(next(lowest))
         for (u, _), got in zip(items, choice):
             used.update(got)
-            if u.gpus is None:
-                u.gpus = []
-            u.gpus += [(k, x) for x in got]
+            u.gpus = (u.gpus or ()) + tuple([(k, x) for x in got])  # a tuple of ints: not tracked by the collector
 
 
 def _greedy_indices(items: list[tuple[_Unit, int]], prefs: list[set[int]], used: set[int],
