@@ -14,9 +14,11 @@ changes which jobs run, on which type, or with which partner; it only chooses GP
    sizes divide one another (1, 2, 4, 8, ...), best-fit decreasing otherwise.
 4. **GPU indices.** Inside a node, the fewest GPUs change hands (a minimum-cost flow, networkx).
 
-The binding leaves the garbage collector alone (switching it off would switch it off for the whole process); it
-keeps what it holds during a call in tuples of ints and strings, which the collector stops tracking, so that
-fewer of its objects trigger full collections.
+The binding leaves the garbage collector alone (switching it off would switch it off for the whole process). So
+that few of its objects trigger the collector's full passes, a call names each GPU by one int (node position
+times the largest node's GPU count, plus the index), keeps what it holds in tuples and dicts of ints and
+strings (which the collector stops tracking), and builds the bound placements once, for the binding it
+returns.
 
 Results do not depend on the order of the placements. The algorithm and its proof are in ``docs/binding.md``;
 its cost is measured by ``benchmarks/bench_binding.py`` (docs/performance.md). The result, a
@@ -61,7 +63,7 @@ class _Unit:
     size: int
     out: int = -1  # index in the output (whole placements); -1 for a GPU of fractional jobs
     frac: list[tuple[str, float]] | None = None
-    gpus: tuple[tuple[int, int], ...] | None = None  # bound: (node position, GPU index)
+    gpus: tuple[int, ...] | None = None  # bound GPUs, each node position * stride + GPU index
     pinned: bool = False  # kept on its previous GPUs
 
 
@@ -117,25 +119,30 @@ def bind(allocation: Any, nodes: Cluster | Sequence[Node] | Sequence[Mapping[str
     for k, n in enumerate(node_list):
         by_type[n.gpu].append(k)
 
+    stride = max((n.gpus for n in node_list), default=1)  # GPU g is node g // stride, index g % stride
     whole, fracs, n_out = _units(raw, share_of, by_type)
-    prev_whole, prev_frac, held, prev_gpus = _previous(prev, node_list)
+    prev_whole, prev_frac, held, prev_gpus = _previous(prev, node_list, stride)
 
+    names = [n.id for n in node_list]
     out_whole: list[BoundPlacement | None] = [None] * n_out
     out_frac: list[BoundPlacement] = []
     split = moved = 0
     for gpu in sorted(set(whole) | set(fracs)):
         mine, theirs = whole.get(gpu, []), fracs.get(gpu, [])
-        best = _bound(gpu, _bind_type(gpu, by_type[gpu], node_list, mine, theirs, prev_whole, prev_frac, held),
-                      node_list, prev_gpus)
+        best = _bound(_bind_type(gpu, by_type[gpu], node_list, stride, mine, theirs, prev_whole.get(gpu, {}),
+                                 prev_frac, held),
+                      stride, prev_gpus)
         if defragment and best[2] > 0 and prev_gpus:  # pins cost splits: try with preferences only
             fresh = [_Unit(u.key, u.jobs, u.size, u.out) for u in mine]
-            other = _bound(gpu, _bind_type(gpu, by_type[gpu], node_list, fresh, theirs, {}, {}, held), node_list,
+            other = _bound(_bind_type(gpu, by_type[gpu], node_list, stride, fresh, theirs, {}, {}, held), stride,
                            prev_gpus)
             if other[2:] < best[2:]:
                 best = other
-        for bp, u in zip(best[0], mine):
-            out_whole[u.out] = bp
-        out_frac += best[1]
+        for gp, u in zip(best[0], mine):
+            out_whole[u.out] = BoundPlacement(u.jobs, gpu, tuple([(names[g // stride], g % stride) for g in gp]), 1.0)
+        for g, frac in best[1]:
+            ids = ((names[g // stride], g % stride),)
+            out_frac += [BoundPlacement((j,), gpu, ids, q) for j, q in frac]
         split += best[2]
         moved += best[3]
     bound = tuple(p for p in out_whole if p is not None) + tuple(sorted(out_frac, key=lambda p: p.jobs))
@@ -170,29 +177,41 @@ def _units(raw: list[Any], share_of: Mapping[str, float], by_type: Mapping[str, 
     return whole, fracs, n_out
 
 
-def _previous(prev: Binding | None, node_list: Sequence[Node]) -> tuple[
-        dict[tuple[str, tuple[str, ...]], tuple[tuple[int, int], ...]], dict[str, tuple[str, tuple[int, int], float]],
-        dict[str, tuple[tuple[int, int], ...]], dict[str, tuple[tuple[str, int], ...]]]:
+def _previous(prev: Binding | None, node_list: Sequence[Node], stride: int) -> tuple[
+        dict[str, dict[tuple[str, ...], tuple[int, ...]]], dict[str, tuple[str, int, float]],
+        dict[str, tuple[int, ...]], dict[str, tuple[int, ...]]]:
     """What ``prev`` held on ``node_list``: whole placements, fractional jobs, each job's GPUs (valid, as bound).
 
-    GPUs are ``(node position, index)`` pairs, except in the last mapping (``(node id, index)``, as bound); a
-    placement with a GPU that is no longer on the nodes is neither a whole placement nor a fractional job to keep.
+    GPUs are ints, ``node position * stride + index``, in tuples sorted by value. Whole placements are keyed
+    by type, then sorted jobs. The last mapping holds every GPU as bound, with -1 for a GPU that is not on the
+    nodes (it equals no GPU bound now); the others hold valid GPUs only (on a node of the placement's type), and
+    a placement with a GPU that is not valid is neither a whole placement nor a fractional job to keep.
     """
-    prev_whole: dict[tuple[str, tuple[str, ...]], tuple[tuple[int, int], ...]] = {}
-    prev_frac: dict[str, tuple[str, tuple[int, int], float]] = {}
-    held: dict[str, tuple[tuple[int, int], ...]] = {}  # job -> (node position, index) it held (valid GPUs only)
-    prev_gpus: dict[str, tuple[tuple[str, int], ...]] = {}  # job -> its GPUs as bound, sorted
+    prev_whole: dict[str, dict[tuple[str, ...], tuple[int, ...]]] = defaultdict(dict)
+    prev_frac: dict[str, tuple[str, int, float]] = {}
+    held: dict[str, tuple[int, ...]] = {}  # job -> the valid GPUs it held
+    prev_gpus: dict[str, tuple[int, ...]] = {}  # job -> its GPUs as bound, sorted
     if prev is not None:
         info = {n.id: (k, n.gpu, n.gpus) for k, n in enumerate(node_list)}
         nowhere = (-1, "", 0)
         for bp in prev.placements:
             found = []
+            every = []
             for nid, x in bp.gpus:
                 k, g, c = info.get(nid, nowhere)
-                if g == bp.gpu and x < c:
-                    found.append((k, x))
-            valid = tuple(found)
-            held_gpus = tuple(sorted(bp.gpus))
+                if k >= 0 and x in range(c):
+                    every.append(k * stride + int(x))
+                    if g == bp.gpu:
+                        found.append(k * stride + int(x))
+                else:
+                    every.append(-1)
+            if len(found) == len(every):  # the common case: one tuple for both
+                found.sort()
+                held_gpus = valid = tuple(found)
+            else:
+                valid = tuple(sorted(found))
+                every.sort()
+                held_gpus = tuple(every)
             for j in bp.jobs:
                 prev_gpus[j] = held_gpus
                 held[j] = valid
@@ -201,46 +220,44 @@ def _previous(prev: Binding | None, node_list: Sequence[Node]) -> tuple[
             if bp.share < 1 and len(bp.jobs) == 1:
                 prev_frac[bp.jobs[0]] = (bp.gpu, valid[0], bp.share)
             else:
-                prev_whole[(bp.gpu, tuple(sorted(bp.jobs)))] = valid
+                prev_whole[bp.gpu][bp.jobs if len(bp.jobs) == 1 else tuple(sorted(bp.jobs))] = valid
     return prev_whole, prev_frac, held, prev_gpus
 
 
-def _bound(gpu: str, units: tuple[list[_Unit], list[_Unit]], node_list: Sequence[Node],
-           prev_gpus: dict[str, tuple[tuple[str, int], ...]]) -> tuple[list[BoundPlacement], list[BoundPlacement],
-                                                                        int, int]:
-    """Bound placements of one type (whole ones in the order of ``units[0]``, fractional jobs), splits, moves."""
-    whole: list[BoundPlacement] = []
+def _bound(units: tuple[list[_Unit], list[_Unit]], stride: int, prev_gpus: dict[str, tuple[int, ...]]
+           ) -> tuple[list[tuple[int, ...]], list[tuple[int, list[tuple[str, float]]]], int, int]:
+    """GPUs of one type's whole units (sorted, in the order of ``units[0]``) and of its fractional jobs; splits, moves.
+
+    The bound placements are built by the caller for the binding it keeps, so that a binding tried and dropped
+    (the defragmenting pass) allocates none.
+    """
+    whole: list[tuple[int, ...]] = []
     split = moved = 0
-    names = [n.id for n in node_list]
     for u in units[0]:
         gp = u.gpus
         assert gp is not None
         if len(gp) > 1:
             gp = tuple(sorted(gp))  # node order, then index
-            split += gp[0][0] != gp[-1][0]
-        ids = tuple([(names[k], x) for k, x in gp])
-        whole.append(BoundPlacement(u.jobs, gpu, ids, 1.0))
+            split += gp[0] // stride != gp[-1] // stride
+        whole.append(gp)
         if not u.pinned:
             for j in u.jobs:
                 old = prev_gpus.get(j)
-                if old is not None and (len(old) != len(ids) or old != tuple(sorted(ids))):
+                if old is not None and old != gp:
                     moved += 1
-    frac: list[BoundPlacement] = []
+    frac: list[tuple[int, list[tuple[str, float]]]] = []
     for u in units[1]:
         assert u.gpus is not None and u.frac is not None
-        k, x = u.gpus[0]
-        ids = ((names[k], x),)
-        frac += [BoundPlacement((j,), gpu, ids, q) for j, q in u.frac]
-        moved += sum(1 for j, _ in u.frac if j in prev_gpus and prev_gpus[j] != ids)
+        frac.append((u.gpus[0], u.frac))
+        moved += sum(1 for j, _ in u.frac if j in prev_gpus and prev_gpus[j] != u.gpus)
     return whole, frac, split, moved
 
 
-def _bind_type(gpu: str, positions: list[int], node_list: Sequence[Node], units: list[_Unit],
-               fractional: list[tuple[str, float]],
-               prev_whole: dict[tuple[str, tuple[str, ...]], tuple[tuple[int, int], ...]],
-               prev_frac: dict[str, tuple[str, tuple[int, int], float]],
-               held: dict[str, tuple[tuple[int, int], ...]]) -> tuple[list[_Unit], list[_Unit]]:
-    """Bind the units and fractional jobs of one GPU type onto its nodes (``positions``).
+def _bind_type(gpu: str, positions: list[int], node_list: Sequence[Node], stride: int, units: list[_Unit],
+               fractional: list[tuple[str, float]], prev_whole: Mapping[tuple[str, ...], tuple[int, ...]],
+               prev_frac: dict[str, tuple[str, int, float]],
+               held: dict[str, tuple[int, ...]]) -> tuple[list[_Unit], list[_Unit]]:
+    """Bind the units and fractional jobs of one GPU type onto its nodes (``positions``; GPUs as in ``_previous``).
 
     Returns the whole units (in the order given) and the GPUs of fractional jobs, all bound.
     """
@@ -249,21 +266,21 @@ def _bind_type(gpu: str, positions: list[int], node_list: Sequence[Node], units:
     # 1. pin unchanged whole placements
     rest: list[_Unit] = []
     for u in sorted(units, key=lambda u: u.key):
-        old = prev_whole.get((gpu, tuple(sorted(u.jobs))))
-        if old is not None and len(old) == u.size and all(x not in taken[k] for k, x in old) \
+        old = prev_whole.get(u.jobs if len(u.jobs) == 1 else tuple(sorted(u.jobs)))
+        if old is not None and len(old) == u.size and all(g % stride not in taken[g // stride] for g in old) \
                 and len(set(old)) == u.size:
             u.gpus = old
             u.pinned = True
-            for k, x in old:
-                taken[k].add(x)
+            for g in old:
+                taken[g // stride].add(g % stride)
         else:
             rest.append(u)
     free_total = sum(cap[k] - len(taken[k]) for k in positions)
     need_whole = sum(u.size for u in rest)
     # 2. fractional jobs: keep their GPUs where possible, pack the others first fit decreasing
-    frac_gpus = _pack_fractional(gpu, fractional, prev_frac, taken, cap, free_total - need_whole, keep=True)
+    frac_gpus = _pack_fractional(gpu, fractional, prev_frac, taken, stride, free_total - need_whole, keep=True)
     if frac_gpus is None:
-        frac_gpus = _pack_fractional(gpu, fractional, prev_frac, taken, cap, free_total - need_whole, keep=False)
+        frac_gpus = _pack_fractional(gpu, fractional, prev_frac, taken, stride, free_total - need_whole, keep=False)
     if frac_gpus is None:
         total = need_whole + sum(q for _, q in fractional)
         raise InvalidInputError("nodes", {gpu: free_total}, f"the placements on {gpu} need more GPUs than its "
@@ -272,7 +289,7 @@ def _bind_type(gpu: str, positions: list[int], node_list: Sequence[Node], units:
     pinned_frac = [u for u in frac_gpus if u.gpus is not None]
     for u in pinned_frac:
         assert u.gpus is not None
-        taken[u.gpus[0][0]].add(u.gpus[0][1])
+        taken[u.gpus[0] // stride].add(u.gpus[0] % stride)
     todo = rest + [u for u in frac_gpus if u.gpus is None]
     todo.sort(key=lambda u: u.key)
     free = {k: cap[k] - len(taken[k]) for k in positions}
@@ -281,16 +298,15 @@ def _bind_type(gpu: str, positions: list[int], node_list: Sequence[Node], units:
                                 f"{sum(u.size for u in todo)} GPUs beyond the pinned ones, the nodes have "
                                 f"{sum(free.values())} free")
     # 3. which gangs stay whole, on which node; the others split over the fewest nodes
-    on_node = _place(todo, positions, free, held)
+    on_node = _place(todo, positions, free, held, stride)
     # 4. GPU indices inside each node
-    _indices(on_node, taken, cap, held)
+    _indices(on_node, taken, cap, held, stride)
     frac_out = sorted(frac_gpus, key=lambda u: u.key)
     return units, frac_out
 
 
-def _pack_fractional(gpu: str, fractional: list[tuple[str, float]],
-                     prev_frac: dict[str, tuple[str, tuple[int, int], float]], taken: dict[int, set[int]],
-                     cap: dict[int, int], room: int, keep: bool) -> list[_Unit] | None:
+def _pack_fractional(gpu: str, fractional: list[tuple[str, float]], prev_frac: dict[str, tuple[str, int, float]],
+                     taken: dict[int, set[int]], stride: int, room: int, keep: bool) -> list[_Unit] | None:
     """Fractional jobs onto GPUs: those kept on their previous GPU (``keep``), the others first fit decreasing.
 
     A job counts on its GPU with its share class (:func:`fairshare.packing.share_class`), as in the round's
@@ -299,13 +315,13 @@ def _pack_fractional(gpu: str, fractional: list[tuple[str, float]],
     Returns units of size 1 (``gpus`` set for a kept GPU, None for a new one), or None if the new GPUs would
     be more than ``room``.
     """
-    kept: dict[tuple[int, int], _Unit] = {}
-    loads: dict[tuple[int, int], float] = {}
+    kept: dict[int, _Unit] = {}
+    loads: dict[int, float] = {}
     others = []
     for j, q in sorted(fractional, key=lambda t: (-share_class(t[1]), -t[1], t[0])):
         old = prev_frac.get(j) if keep else None
         c = share_class(q)
-        if old is not None and old[0] == gpu and old[1][1] not in taken[old[1][0]] \
+        if old is not None and old[0] == gpu and old[1] % stride not in taken[old[1] // stride] \
                 and loads.get(old[1], 0.0) + c <= _FULL:
             g = old[1]
             if g not in kept:
@@ -364,8 +380,8 @@ def _bfd_ok(sizes_desc: list[int], free: list[int]) -> bool:
     return True
 
 
-def _place(todo: list[_Unit], positions: list[int], free: dict[int, int],
-           held: dict[str, tuple[tuple[int, int], ...]]) -> dict[int, list[tuple[_Unit, int]]]:
+def _place(todo: list[_Unit], positions: list[int], free: dict[int, int], held: dict[str, tuple[int, ...]],
+           stride: int) -> dict[int, list[tuple[_Unit, int]]]:
     """Choose nodes for every unit (steps 3 of the module documentation): node -> [(unit, GPUs there)]."""
     sizes = sorted({u.size for u in todo})
     divisible = all(b % a == 0 for a, b in zip(sizes, sizes[1:]))
@@ -392,7 +408,7 @@ def _place(todo: list[_Unit], positions: list[int], free: dict[int, int],
     whole = sorted(todo[:k_whole], key=lambda u: (-u.size, u.jobs))
     split: list[_Unit] = sorted(todo[k_whole:], key=lambda u: (-u.size, u.jobs))
     for u in whole:
-        k = _preferred(u, free, held) if divisible else None
+        k = _preferred(u, free, held, stride) if divisible else None
         if k is None:
             k = _best_fit(buckets, free, u.size)
         if k is None:  # only for sizes that do not divide one another: split it after all
@@ -430,12 +446,13 @@ def _best_fit(buckets: list[list[int]], free: dict[int, int], size: int) -> int 
     return None
 
 
-def _preferred(u: _Unit, free: dict[int, int], held: dict[str, tuple[tuple[int, int], ...]]) -> int | None:
+def _preferred(u: _Unit, free: dict[int, int], held: dict[str, tuple[int, ...]], stride: int) -> int | None:
     """The node (with room for the whole unit) where the unit's jobs held the most GPUs, or None."""
     best, best_n = None, 0
     counts: dict[int, int] = {}
     for j in u.jobs:
-        for k, _ in held.get(j, ()):
+        for g in held.get(j, ()):
+            k = g // stride
             if k in free:
                 counts[k] = counts.get(k, 0) + 1
     for k, c in counts.items():
@@ -445,7 +462,7 @@ def _preferred(u: _Unit, free: dict[int, int], held: dict[str, tuple[tuple[int, 
 
 
 def _indices(on_node: dict[int, list[tuple[_Unit, int]]], taken: dict[int, set[int]], cap: dict[int, int],
-             held: dict[str, tuple[tuple[int, int], ...]]) -> None:
+             held: dict[str, tuple[int, ...]], stride: int) -> None:
     """GPU indices on each node: the free indices a unit's jobs held there, then the lowest free ones."""
     for k, items in on_node.items():
         used = taken[k]
@@ -453,9 +470,9 @@ def _indices(on_node: dict[int, list[tuple[_Unit, int]]], taken: dict[int, set[i
         for u, _ in items:
             want: set[int] = set()
             for j in u.jobs:
-                for k2, x in held.get(j, ()):
-                    if k2 == k and x not in used:
-                        want.add(x)
+                for g in held.get(j, ()):
+                    if g // stride == k and g % stride not in used:
+                        want.add(g % stride)
             prefs.append(want)
         n_wanted = sum(len(p) for p in prefs)
         choice = None
@@ -475,7 +492,7 @@ def _indices(on_node: dict[int, list[tuple[_Unit, int]]], taken: dict[int, set[i
                     got.append(next(lowest))
         for (u, _), got in zip(items, choice):
             used.update(got)
-            u.gpus = (u.gpus or ()) + tuple([(k, x) for x in got])  # a tuple of ints: not tracked by the collector
+            u.gpus = (u.gpus or ()) + tuple([k * stride + x for x in got])
 
 
 def _greedy_indices(items: list[tuple[_Unit, int]], prefs: list[set[int]], used: set[int],
