@@ -41,6 +41,7 @@ import bisect
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +53,7 @@ from fairshare.packing import share_class
 __all__ = ["bind"]
 
 _FULL = 1.0 + 1e-9  # a GPU's fractional load may reach 1 within rounding
+_NO_WISH: frozenset[int] = frozenset()
 
 
 @dataclass(slots=True)
@@ -156,7 +158,11 @@ def _units(raw: list[Any], share_of: Mapping[str, float], by_type: Mapping[str, 
     fracs: dict[str, list[tuple[str, float]]] = defaultdict(list)
     n_out = 0
     for i, p in enumerate(raw):
-        jobs, gpu, count = (tuple(p[0]), p[1], p[2]) if isinstance(p, tuple) else (tuple(p.jobs), p.gpu, p.gpus)
+        if isinstance(p, tuple):
+            jobs, gpu, count = p
+            jobs = tuple(jobs)
+        else:
+            jobs, gpu, count = tuple(p.jobs), p.gpu, p.gpus
         if gpu not in by_type:
             raise InvalidInputError(f"placements[{i}].gpu", gpu, "no node has this GPU type")
         if type(count) is int and count >= 1 and not share_of:  # the common case, checked cheaply
@@ -405,8 +411,9 @@ def _place(todo: list[_Unit], positions: list[int], free: dict[int, int], held: 
     buckets: list[list[int]] = [[] for _ in range(maxc + 1)]
     for pos in reversed(positions):
         buckets[free[pos]].append(pos)
-    whole = sorted(todo[:k_whole], key=lambda u: (-u.size, u.jobs))
-    split: list[_Unit] = sorted(todo[k_whole:], key=lambda u: (-u.size, u.jobs))
+    whole = _by_size_desc(todo[:k_whole])
+    split: list[_Unit] = _by_size_desc(todo[k_whole:])
+    n_split = len(split)
     for u in whole:
         k = _preferred(u, free, held, stride) if divisible else None
         if k is None:
@@ -418,7 +425,8 @@ def _place(todo: list[_Unit], positions: list[int], free: dict[int, int], held: 
         buckets[free[k]].append(k)
         on_node[k].append((u, u.size))
     # split gangs, largest first: the fewest nodes, the last piece on the smallest node that holds it
-    split.sort(key=lambda u: (-u.size, u.jobs))
+    if len(split) > n_split:
+        split = _by_size_desc(split)
     for u in split:
         order = sorted((k for k in positions if free[k] > 0), key=lambda k: (-free[k], k))
         need, used = u.size, 0
@@ -433,6 +441,19 @@ def _place(todo: list[_Unit], positions: list[int], free: dict[int, int], held: 
         on_node[last].append((u, need))
         free[last] -= need
     return on_node
+
+
+def _by_size_desc(units: list[_Unit]) -> list[_Unit]:
+    """``units`` by decreasing size, then jobs (two stable sorts, which build no key tuples)."""
+    return sorted(sorted(units, key=_jobs_of), key=_minus_size)
+
+
+def _jobs_of(u: _Unit) -> tuple[str, ...]:
+    return u.jobs
+
+
+def _minus_size(u: _Unit) -> int:
+    return -u.size
 
 
 def _best_fit(buckets: list[list[int]], free: dict[int, int], size: int) -> int | None:
@@ -466,15 +487,26 @@ def _indices(on_node: dict[int, list[tuple[_Unit, int]]], taken: dict[int, set[i
     """GPU indices on each node: the free indices a unit's jobs held there, then the lowest free ones."""
     for k, items in on_node.items():
         used = taken[k]
-        prefs = []
+        prefs: list[AbstractSet[int]] = []
         for u, _ in items:
-            want: set[int] = set()
+            wish: set[int] | None = None  # a set only for a unit that wishes for indices (none in a fresh bind)
             for j in u.jobs:
                 for g in held.get(j, ()):
                     if g // stride == k and g % stride not in used:
-                        want.add(g % stride)
-            prefs.append(want)
+                        if wish is None:
+                            wish = set()
+                        wish.add(g % stride)
+            prefs.append(_NO_WISH if wish is None else wish)
         n_wanted = sum(len(p) for p in prefs)
+        if n_wanted == 0:  # no wishes: the lowest free indices, in the order of the units
+            free_x = [x for x in range(cap[k]) if x not in used]
+            i = 0
+            for u, cnt in items:
+                gp = (k * stride + free_x[i],) if cnt == 1 else tuple([k * stride + x for x in free_x[i:i + cnt]])
+                u.gpus = gp if u.gpus is None else u.gpus + gp
+                i += cnt
+            used.update(free_x[:i])
+            continue
         choice = None
         if n_wanted > 1 and n_wanted != len(set().union(*prefs)):
             choice = _greedy_indices(items, prefs, used, cap[k])
@@ -495,7 +527,7 @@ def _indices(on_node: dict[int, list[tuple[_Unit, int]]], taken: dict[int, set[i
             u.gpus = (u.gpus or ()) + tuple([k * stride + x for x in got])
 
 
-def _greedy_indices(items: list[tuple[_Unit, int]], prefs: list[set[int]], used: set[int],
+def _greedy_indices(items: list[tuple[_Unit, int]], prefs: Sequence[AbstractSet[int]], used: set[int],
                     cap: int) -> list[list[int]] | None:
     """Wished indices handed out greedily (fewest wishes first); None unless that grants the most wishes possible.
 
@@ -522,7 +554,7 @@ def _greedy_indices(items: list[tuple[_Unit, int]], prefs: list[set[int]], used:
     return choice
 
 
-def _flow_indices(k: int, items: list[tuple[_Unit, int]], prefs: list[set[int]], taken: set[int],
+def _flow_indices(k: int, items: list[tuple[_Unit, int]], prefs: Sequence[AbstractSet[int]], taken: set[int],
                   cap: int) -> list[list[int]]:
     """Indices for units on node ``k`` whose wishes overlap: a minimum-cost flow (networkx)."""
     import networkx as nx
