@@ -190,6 +190,32 @@ def test_unchanged_jobs_keep_their_gpus(case, data):
         assert b2.gpus_of() == strict.gpus_of()
 
 
+@given(rounds(), st.data())
+def test_moves_are_counted_when_the_nodes_change(case, data):
+    # a job moved iff the set of (node id, index) it holds differs from the one it held, whatever became of
+    # the previous nodes (dropped, retyped, shrunk)
+    nodes, first = case
+    b1 = bind(first, nodes)
+    changed = []
+    for n in nodes:
+        what = data.draw(st.sampled_from(["keep", "keep", "drop", "retype", "shrink"]))
+        if what == "keep":
+            changed.append(n)
+        elif what == "retype":
+            changed.append(Node(n.id, TYPES[1 - TYPES.index(n.gpu)], n.gpus))
+        elif what == "shrink":
+            changed.append(Node(n.id, n.gpu, max(1, n.gpus // 2)))
+    if not changed:
+        return
+    _, second = data.draw(rounds(nodes=changed))
+    second = [(jobs, g, s) for jobs, g, s in second]  # same job ids ("j0", ...): many held GPUs before
+    for defragment in (True, False):
+        b2 = bind(second, changed, b1, defragment=defragment)
+        check_binding(b2, changed, second)
+        before, after = b1.gpus_of(), b2.gpus_of()
+        assert b2.moved_jobs == sum(1 for j in after if j in before and sorted(after[j][1]) != sorted(before[j][1]))
+
+
 @given(rounds(), st.randoms(use_true_random=False))
 def test_binding_does_not_depend_on_placement_order(case, rnd):
     nodes, placements = case
