@@ -487,25 +487,10 @@ def _indices(on_node: dict[int, list[tuple[_Unit, int]]], taken: dict[int, set[i
     """GPU indices on each node: the free indices a unit's jobs held there, then the lowest free ones."""
     for k, items in on_node.items():
         used = taken[k]
-        prefs: list[AbstractSet[int]] = []
-        for u, _ in items:
-            wish: set[int] | None = None  # a set only for a unit that wishes for indices (none in a fresh bind)
-            for j in u.jobs:
-                for g in held.get(j, ()):
-                    if g // stride == k and g % stride not in used:
-                        if wish is None:
-                            wish = set()
-                        wish.add(g % stride)
-            prefs.append(_NO_WISH if wish is None else wish)
+        prefs = _wishes(k, items, used, held, stride)
         n_wanted = sum(len(p) for p in prefs)
         if n_wanted == 0:  # no wishes: the lowest free indices, in the order of the units
-            free_x = [x for x in range(cap[k]) if x not in used]
-            i = 0
-            for u, cnt in items:
-                gp = (k * stride + free_x[i],) if cnt == 1 else tuple([k * stride + x for x in free_x[i:i + cnt]])
-                u.gpus = gp if u.gpus is None else u.gpus + gp
-                i += cnt
-            used.update(free_x[:i])
+            _lowest(k, items, used, cap[k], stride)
             continue
         choice = None
         if n_wanted > 1 and n_wanted != len(set().union(*prefs)):
@@ -525,6 +510,33 @@ def _indices(on_node: dict[int, list[tuple[_Unit, int]]], taken: dict[int, set[i
         for (u, _), got in zip(items, choice):
             used.update(got)
             u.gpus = (u.gpus or ()) + tuple([k * stride + x for x in got])
+
+
+def _wishes(k: int, items: list[tuple[_Unit, int]], used: set[int], held: dict[str, tuple[int, ...]],
+            stride: int) -> list[AbstractSet[int]]:
+    """Per unit, the free indices of node ``k`` its jobs held (a set only for a unit that has wishes)."""
+    prefs: list[AbstractSet[int]] = []
+    for u, _ in items:
+        wish: set[int] | None = None
+        for j in u.jobs:
+            for g in held.get(j, ()):
+                if g // stride == k and g % stride not in used:
+                    if wish is None:
+                        wish = set()
+                    wish.add(g % stride)
+        prefs.append(_NO_WISH if wish is None else wish)
+    return prefs
+
+
+def _lowest(k: int, items: list[tuple[_Unit, int]], used: set[int], cap: int, stride: int) -> None:
+    """The lowest free indices of node ``k`` to the units, in their order (no unit wishes for any)."""
+    free_x = [x for x in range(cap) if x not in used]
+    i = 0
+    for u, cnt in items:
+        gp = (k * stride + free_x[i],) if cnt == 1 else tuple([k * stride + x for x in free_x[i:i + cnt]])
+        u.gpus = gp if u.gpus is None else u.gpus + gp
+        i += cnt
+    used.update(free_x[:i])
 
 
 def _greedy_indices(items: list[tuple[_Unit, int]], prefs: Sequence[AbstractSet[int]], used: set[int],
