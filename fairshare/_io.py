@@ -1,12 +1,13 @@
 """Reading and writing files safely: size-limited reads and atomic replacement.
 
 * :func:`read_limited` reads at most a given number of bytes from a path, without blocking on a FIFO that
-  has no writer, and says why it refused (:class:`ReadRefused`); each caller words the message for its user.
+  has no writer, and says why it refused (:class:`ReadRefused`); :func:`read_input` does the same for a file a
+  user named, with each refusal an :class:`~fairshare.errors.InvalidInputError` naming the field.
 * :func:`write_atomically` replaces a file so that readers see the complete old or the complete new content,
   also after a crash; :func:`fsync_folder` makes a rename durable.
 
-The functions raise :class:`OSError` (or :class:`ReadRefused`) and never :class:`~fairshare.errors.InvalidInputError`:
-which field a path belongs to is the caller's knowledge.
+The other functions raise :class:`OSError` (or :class:`ReadRefused`): which field a path belongs to is the
+caller's knowledge, given to :func:`read_input` and :func:`too_large` as ``field``.
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ import sys
 from pathlib import Path
 from typing import Literal
 
+from fairshare.errors import InvalidInputError
+
 if sys.platform != "win32":
     import fcntl
 
-__all__ = ["ReadRefused", "fsync_folder", "read_input", "read_limited", "write_atomically"]
+__all__ = ["ReadRefused", "fsync_folder", "read_input", "read_limited", "too_large", "write_atomically"]
 
 RefusalKind = Literal["open", "read", "folder", "special", "size", "overflow", "empty"]
 
@@ -112,6 +115,12 @@ def read_limited(path: str | os.PathLike[str], limit: int, *, regular_only: bool
     return b"".join(chunks)
 
 
+def too_large(field: str, path: str | os.PathLike[str], limit: int, size: int | None = None) -> InvalidInputError:
+    """The :class:`~fairshare.errors.InvalidInputError` for input ``path`` given as ``field`` over ``limit`` bytes."""
+    known = "" if size is None else f": {size} bytes"
+    return InvalidInputError(field, str(path), f"larger than the limit of {limit} bytes ({limit / 2**20:g} MiB){known}")
+
+
 def read_input(field: str, path: str | os.PathLike[str], limit: int, *, allow_empty: bool = False) -> bytes:
     """The bytes of the file a user gave as ``field``, at most ``limit`` of them; every refusal as bad input.
 
@@ -119,8 +128,6 @@ def read_input(field: str, path: str | os.PathLike[str], limit: int, *, allow_em
     :class:`~fairshare.errors.InvalidInputError` naming ``field`` and the path: "no such file", "is a folder,
     not a file", "larger than the limit of ... bytes", "is empty", "cannot read (<the system's reason>)".
     """
-    from fairshare.errors import InvalidInputError
-
     try:
         return read_limited(path, limit, allow_empty=allow_empty)
     except ReadRefused as why:
@@ -130,9 +137,7 @@ def read_input(field: str, path: str | os.PathLike[str], limit: int, *, allow_em
         if why.kind == "folder":
             raise InvalidInputError(field, text, "is a folder, not a file") from None
         if why.kind in ("size", "overflow"):
-            size = f": {why.size} bytes" if why.kind == "size" else ""
-            raise InvalidInputError(field, text, f"larger than the limit of {limit} bytes "
-                                                 f"({limit / 2**20:g} MiB){size}") from None
+            raise too_large(field, path, limit, why.size if why.kind == "size" else None) from None
         if why.kind == "empty":
             raise InvalidInputError(field, text, "is empty" if why.regular else
                                     "nothing to read (a FIFO whose writer has not started?)") from None

@@ -18,7 +18,7 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-from fairshare._io import read_input, write_atomically
+from fairshare._io import read_input, too_large, write_atomically
 from fairshare.errors import InvalidInputError
 
 __all__ = ["cannot", "check_readable", "make_dir", "read_bytes", "read_stream", "read_text", "write_text"]
@@ -31,11 +31,6 @@ def cannot(field: str, path: str | Path, action: str, exc: OSError) -> InvalidIn
     "`--out` = 'res': cannot create (Permission denied)"
     """
     return InvalidInputError(field, str(path), f"cannot {action} ({exc.strerror or exc})")
-
-
-def _too_large(field: str, path: str | Path, limit: int, size: str) -> InvalidInputError:
-    return InvalidInputError(field, str(path), f"larger than the limit of {limit} bytes "
-                                               f"({limit / 2**20:g} MiB){size}")
 
 
 def _existing_file(field: str, path: str | Path) -> Path:
@@ -61,7 +56,7 @@ def read_stream(field: str, path: str | Path, stream: BinaryIO, limit: int) -> b
     except OSError as exc:
         raise cannot(field, path, "read", exc) from exc
     if len(data) > limit:
-        raise _too_large(field, path, limit, "")
+        raise too_large(field, path, limit)
     return data
 
 
@@ -73,7 +68,6 @@ def read_bytes(field: str, path: str | Path, limit: int) -> bytes:
     limit. The file is opened without waiting, so a FIFO that no program writes to reads as empty instead
     of blocking forever (start its writer first). An empty file is refused.
     """
-    _existing_file(field, path)
     return read_input(field, path, limit)
 
 

@@ -1,16 +1,14 @@
 """The deal of a split round: which jobs and GPUs go to which part (:mod:`fairshare.methods.partition`).
 
-The jobs are dealt into ``k`` parts of about equal size. A co-location candidate survives a split only if both
-of its jobs land in the same part, and most of a round's value can come from pair columns (dealing single jobs
-at random lost 12-16 % of it). So the GPUs are first priced by the capacity duals of the tightened LP of a
-sample of :data:`SAMPLE_JOBS` jobs; each candidate gets its gain over its two jobs alone at those prices; a
-maximum spanning forest of the candidates with a positive gain, weighted by it, is searched depth first, which
-lists the jobs of each tree in one run; the jobs of each gang size, in that order, are cut into blocks of about
-:data:`BLOCK_JOBS` jobs, and the blocks of each size are dealt to the parts at random, the same number to each
-part (so each part gets its share of every gang size, and of each tree only the pieces cut at block ends).
-Dealing matched pairs as units instead (a greedy matching by gain) kept 0.76 of the candidates the whole round's
-LP uses at 4,096 jobs in 8 parts; the forest's blocks keep 0.93 (tests/methods/test_partition.py). The GPUs of
-each type are dealt as evenly as possible, the remainder GPUs of a type going to randomly chosen parts. A part
+The jobs are dealt into ``k`` parts of about equal size. A co-location candidate survives a split only if both of
+its jobs land in the same part, and much of a round's value can come from pair columns. So the GPUs are first
+priced by the capacity duals of the tightened LP of a sample of :data:`SAMPLE_JOBS` jobs; each candidate gets its
+gain over its two jobs alone at those prices; a maximum spanning forest of the candidates with a positive gain,
+weighted by it, is searched depth first, which lists the jobs of each tree in one run; the jobs of each gang size,
+in that order, are cut into blocks of about :data:`BLOCK_JOBS` jobs, and the blocks of each size are dealt to the
+parts at random, the same number to each part (so each part gets its share of every gang size, and of each tree
+only the pieces cut at block ends; docs/performance-notes.md compares this deal with others). The GPUs of each
+type are dealt as evenly as possible, the remainder GPUs of a type going to randomly chosen parts. A part
 keeps the placement columns whose jobs all fell into it and which fit its GPUs. Its column values are the full
 round's: fair shares, normalised weights and needs are *not* recomputed for the part, so a placement's value
 is the sum of its parts' values. A job none of whose columns fits its part (a gang larger than the part's GPUs
