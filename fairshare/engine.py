@@ -31,22 +31,30 @@ restarts or is killed loses no fairness history; :meth:`Engine.load` accepts exa
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
-from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Generic, TypeVar, overload
+from typing import Any
 
 import numpy as np
 
 from fairshare._io import write_atomically
-from fairshare._validate import clip, is_real
+from fairshare._validate import clip
 from fairshare.allocate import SolveOptions, allocate
-from fairshare.allocation import Allocation, Status
+from fairshare.allocation import Allocation
 from fairshare.cluster import Binding, Cluster, Node
-from fairshare.engine_config import EngineConfig
+from fairshare.engine_config import EngineConfig, Setting
+from fairshare.engine_events import event_round
+from fairshare.engine_plans import PendingPlan, PlanLog, describe, pending_plan, settle
+from fairshare.engine_rounds import (
+    KeptRound,
+    cannot_run,
+    check_rule_inputs,
+    refuse_deficits,
+    round_of_jobs,
+    without,
+)
 from fairshare.engine_state import (
     DEFAULT_PRIORITY,
     DEFAULT_SHORTFALL_PRICE,
@@ -54,7 +62,6 @@ from fairshare.engine_state import (
     STATE_KEYS,
     STATE_VERSION,
     EngineState,
-    as_real,
     check_deficits,
     check_round_index,
     check_round_seconds,
@@ -63,53 +70,14 @@ from fairshare.engine_state import (
     state_to_dict,
 )
 from fairshare.errors import InvalidInputError
-from fairshare.fair_share import fair_share, next_deficit
-from fairshare.kept_jobs import KeptJobs
 from fairshare.methods.kept import KeptLP
 from fairshare.methods.warm import WarmStart
-from fairshare.priority import JobHistory, NoPriority, PriorityRule
-from fairshare.problem import MAX_VALUE, RoundProblem
-from fairshare.running import DEFAULT_ROUND_SECONDS, MAX_SECONDS
-from fairshare.shortfall_price import NoPrice, ShortfallPriceRule
+from fairshare.priority import PriorityRule
+from fairshare.problem import RoundProblem
+from fairshare.running import DEFAULT_ROUND_SECONDS
+from fairshare.shortfall_price import ShortfallPriceRule
 
 __all__ = ["MAX_ROUND_INDEX", "STATE_KEYS", "STATE_VERSION", "Engine"]
-
-JOB_STATE_KEYS = frozenset({"remaining_iterations", "done_iterations", "age_seconds"})
-"""Keys of a job object that the engine's rules read; they are not part of the round document."""
-
-_KEEP_RECENT = 4  # committed and superseded plans remembered to explain a refused commit
-
-
-_T = TypeVar("_T")
-
-
-class _Setting(Generic[_T]):
-    """An :class:`Engine` setting that reads one field of ``engine.config``.
-
-    Assigning a value replaces the config with a new one, checked by
-    :class:`~fairshare.engine_config.EngineConfig` (``engine.epsilon = 0.2``).
-    """
-
-    def __init__(self, doc: str) -> None:
-        self.__doc__ = doc
-        self._name = ""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self._name = name
-
-    @overload
-    def __get__(self, engine: None, owner: type | None = None) -> _Setting[_T]: ...
-    @overload
-    def __get__(self, engine: Engine, owner: type | None = None) -> _T: ...
-
-    def __get__(self, engine: Engine | None, owner: type | None = None) -> _T | _Setting[_T]:
-        if engine is None:
-            return self
-        value: _T = getattr(engine.config, self._name)
-        return value
-
-    def __set__(self, engine: Engine, value: Any) -> None:
-        engine.config = dataclasses.replace(engine.config, **{self._name: value})
 
 
 class Engine:
@@ -192,17 +160,11 @@ class Engine:
 
     def _reset_plans(self) -> None:
         """No plan pending, none remembered, nothing kept between plans (a new or a loaded engine)."""
-        self._pending: Allocation | None = None
-        self._pending_epsilon = self._config.epsilon
-        self._pending_fraction = 1.0  # the pending plan's length over a round's
-        self._pending_owed: dict[str, float] = {}  # what each job of the pending plan owed, in rounds
-        self._recent: deque[tuple[Allocation, str]] = deque(maxlen=_KEEP_RECENT)
+        self._pending: PendingPlan | None = None
+        self._log = PlanLog()
         self._warm = WarmStart()  # fast with warm_start: what the last plan leaves for the next (not saved)
         self._kept_lp = KeptLP()  # incremental, fast: the last plan's LP, kept in HiGHS (not saved)
-        self._kept_jobs: KeptJobs | None = None  # incremental: the jobs of the last plan, validated (not saved)
-        self._rule_inputs: dict[str, tuple[float, float, float]] = {}  # incremental: remaining, done, age by job
-        self._pending_held: list[str] = []  # jobs of the pending plan that could run nowhere (held_out)
-        self._pending_seconds = 0.0  # length of the round the pending plan was made for
+        self._kept: KeptRound | None = None  # incremental: the jobs of the last plan, validated (not saved)
         self._last_round: tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]] | None = None  # for event()
 
     def _set_cluster(self, cluster: Cluster) -> None:
@@ -247,7 +209,7 @@ class Engine:
         of failing the whole round: it is not in the allocation, and :meth:`commit` grows its deficit as for
         a job that got nothing (``D + 1 - epsilon``). Empty when every job could run.
         """
-        return tuple(self._pending_held)
+        return () if self._pending is None else self._pending.held
 
     @property
     def binding(self) -> Binding | None:
@@ -270,10 +232,10 @@ class Engine:
             raise InvalidInputError("config", clip(value), "must be an EngineConfig")
         if value.incremental != self._config.incremental:
             self._kept_lp.reset()
-            self._kept_jobs = None
+            self._kept = None
         self._config = value
 
-    incremental: _Setting[bool] = _Setting("Plans keep the last plan's jobs and LP (see the class documentation).")
+    incremental: Setting[bool] = Setting("Plans keep the last plan's jobs and LP (see the class documentation).")
 
     @property
     def last_jobs(self) -> tuple[Mapping[str, Any], ...]:
@@ -288,15 +250,15 @@ class Engine:
     @property
     def pending_seconds(self) -> float | None:
         """Length in seconds of the round the pending plan was made for (``None``: no plan pending)."""
-        return self._pending_seconds if self._pending is not None else None
+        return None if self._pending is None else self._pending.seconds
 
-    mode: _Setting[str] = _Setting("""Solve mode of every round; the options must apply to a new mode.""")
+    mode: Setting[str] = Setting("""Solve mode of every round; the options must apply to a new mode.""")
 
-    epsilon: _Setting[float] = _Setting("""Fairness slack of every round, in ``[0, 1)``.""")
+    epsilon: Setting[float] = Setting("""Fairness slack of every round, in ``[0, 1)``.""")
 
-    fairness_weight: _Setting[float] = _Setting("""Price of weighted shortfall (``lambda``) of every round.""")
+    fairness_weight: Setting[float] = Setting("""Price of weighted shortfall (``lambda``) of every round.""")
 
-    options: _Setting[SolveOptions] = _Setting("""Solver options of every round (checked against :attr:`mode`).""")
+    options: Setting[SolveOptions] = Setting("""Solver options of every round (checked against :attr:`mode`).""")
 
     @property
     def round_index(self) -> int:
@@ -307,7 +269,7 @@ class Engine:
     def round_index(self, value: int) -> None:
         self._round_index = check_round_index(value, "round_index")
 
-    round_seconds: _Setting[float] = _Setting("""Length of a round, the unit of the deficits (seconds).""")
+    round_seconds: Setting[float] = Setting("""Length of a round, the unit of the deficits (seconds).""")
 
     @property
     def deficits(self) -> dict[str, float]:
@@ -333,56 +295,13 @@ class Engine:
         plan at an event, for the rest of a round) states the carried deficits in its own units,
         ``D_j * round_seconds_engine / round_seconds``.
         """
-        length = self._config.round_seconds if round_seconds is None else check_round_seconds(round_seconds,
-                                                                                        "round_seconds")
+        length = self._length(round_seconds)
         if self._live():  # a query: on a copy of the kept jobs, which stay as the last plan left them
-            kept = self._kept_jobs
-            self._kept_jobs = None if kept is None else kept.copy()
-            try:
-                ids = self._sync(jobs, colocation)
-                return self._kept_problem(jobs, ids, length, keep=False)
-            finally:
-                self._kept_jobs = kept
-        docs = []
-        n = len(jobs)
-        remaining, done, age = np.full(n, np.inf), np.zeros(n), np.zeros(n)
-        ruled = not isinstance(self._config.priority, NoPriority)
-        priced = not isinstance(self._config.shortfall_price, NoPrice)
-        for i, job in enumerate(jobs):
-            if not isinstance(job, Mapping):
-                raise InvalidInputError(f"jobs[{i}]", clip(job), "must be an object")
-            if "deficit" in job:
-                raise InvalidInputError(f"jobs[{i}].deficit", job["deficit"],
-                                        "the engine carries deficits itself; leave this key out")
-            _check_rule_keys(job, i, ruled, priced)
-            remaining[i] = _job_number(job, "remaining_iterations", i, np.inf)
-            done[i] = _job_number(job, "done_iterations", i, 0.0)
-            age[i] = _job_number(job, "age_seconds", i, 0.0)
-            d = {k: v for k, v in job.items() if k not in JOB_STATE_KEYS}
-            jid = str(job.get("id"))
-            owed = self._deficits.get(jid)
-            if owed is None:  # a newcomer is owed the time it waited
-                owed = min(MAX_VALUE, (1.0 - self._config.epsilon) * age[i] / self._config.round_seconds)
-            d["deficit"] = min(MAX_VALUE, owed * self._config.round_seconds / length)
-            docs.append(d)
-        round_doc: dict[str, Any] = {"gpus": dict(self._gpus), "jobs": docs, "colocation": list(colocation),
-                                     "epsilon": self._config.epsilon, "fairness_weight": self._config.fairness_weight,
-                                     "round_seconds": length}
-        if self._nodes:
-            round_doc["nodes"] = list(self._nodes)
-        problem = RoundProblem.from_dict(round_doc)
-        if not (ruled or priced):
-            return problem
-        return self._with_rules(problem, JobHistory(remaining_iterations=remaining, done_iterations=done, age=age),
-                                ruled=ruled, priced=priced)
-
-    def _with_rules(self, problem: RoundProblem, past: JobHistory, *, ruled: bool, priced: bool) -> RoundProblem:
-        """``problem`` with the priorities and shortfall prices of the config's rules, where they apply."""
-        cfg = self._config
-        return problem.with_prices(
-            priority=cfg.priority.priorities(problem, past) if ruled else None,
-            shortfall_price=cfg.shortfall_price.prices(problem, past, fair_share(problem).fair_throughput) if priced
-            else None)
+            query = self._kept_round().copy()
+            ids = query.sync(jobs, colocation)
+            return query.problem(jobs, ids, **self._round_inputs(length))
+        return round_of_jobs(jobs, colocation, cluster=self._cluster, deficits=self._deficits, config=self._config,
+                             length=length)
 
     def plan(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]] = (), *,
              round_seconds: float | None = None) -> Allocation:
@@ -396,124 +315,70 @@ class Engine:
         commits the running plan with the progress delivered so far and the time it ran
         (``commit(progress=..., seconds=...)``), then plans with ``round_seconds`` = the time left, giving the
         running jobs' ``current`` placement and ``restart_seconds`` so that only moves worth their restart
-        are made (:meth:`problem`).
+        are made (:meth:`problem`); :meth:`event` does both in one call.
         """
+        length = self._length(round_seconds)
         if self._live():
-            if round_seconds is not None:
-                round_seconds = check_round_seconds(round_seconds, "round_seconds")
-            ids = self._sync(jobs, colocation, np.array(list(self._gpus.values()), np.float64))
-            return self._plan_kept(jobs, colocation, ids, round_seconds)
-        held = _cannot_run(jobs, self._gpus)
+            kept = self._kept_round()
+            ids = kept.sync(jobs, colocation, self._capacity())
+            return self._plan_kept(kept, jobs, colocation, ids, length)
+        held = cannot_run(jobs, self._gpus)
         given, pairs = jobs, colocation
         if held:
-            jobs, colocation = _without(jobs, colocation, held)
-        problem = self.problem(jobs, colocation, round_seconds=round_seconds)
-        return self._pend(problem, held, given, pairs, round_seconds)
+            jobs, colocation = without(jobs, colocation, held)
+        problem = self.problem(jobs, colocation, round_seconds=length)
+        return self._pend(problem, held, given, pairs, length)
 
-    def _plan_kept(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]],
-                   ids: Sequence[str], round_seconds: float | None, read: set[str] | None = None) -> Allocation:
-        """:meth:`plan` of the kept jobs ``ids``.
-
-        ``jobs``: their objects, in that order; ``read``: as for :meth:`_kept_problem`.
-        """
-        assert self._kept_jobs is not None
-        length = self._config.round_seconds if round_seconds is None else float(round_seconds)
-        held = {jid: _job_number(jobs[i], "age_seconds", i, 0.0) for i, jid in self._kept_jobs.nowhere}
-        problem = self._kept_problem(jobs, ids, length, held, read)
-        return self._pend(problem, held, jobs, colocation, round_seconds)
-
-    def _pend(self, problem: RoundProblem, held: Mapping[str, float], jobs: Sequence[Mapping[str, Any]],
-              colocation: Sequence[Mapping[str, Any]], round_seconds: float | None) -> Allocation:
-        """Solve ``problem`` and make it the pending plan (``jobs``, ``colocation``: as given, for :meth:`event`)."""
-        previous = self._binding if self._nodes and self._config.mode != "lp" else None  # only where it applies
-        warm: WarmStart | KeptLP | None = self._warm if self._config.options.warm_start else None
-        if warm is None and self._config.incremental and self._config.mode == "fast":
-            warm = self._kept_lp
-        alloc = allocate(problem, mode=self._config.mode, options=self._config.options, previous_binding=previous,
-                         warm=warm)
-        if self._pending is not None:
-            self._recent.append((self._pending, "superseded"))
-        self._pending = alloc
-        self._last_round = (list(jobs), list(colocation))
-        self._pending_seconds = self._config.round_seconds if round_seconds is None else float(round_seconds)
-        self._pending_epsilon = problem.epsilon
-        fraction = self._pending_seconds / self._config.round_seconds
-        self._pending_fraction = fraction
-        self._pending_owed = dict(zip(problem.job_ids, (problem.deficit * fraction).tolist()))
-        self._pending_held = list(held)
-        for jid, age in held.items():  # what problem() would carry for them, in the same units
-            owed = self._deficits.get(jid)
-            if owed is None:
-                owed = min(MAX_VALUE, (1.0 - self._config.epsilon) * age / self._config.round_seconds)
-            self._pending_owed[jid] = min(MAX_VALUE, owed / fraction) * fraction
-        return alloc
+    def _length(self, round_seconds: float | None) -> float:
+        """The length of the round planned: ``round_seconds``, checked, or the engine's."""
+        if round_seconds is None:
+            return self._config.round_seconds
+        return check_round_seconds(round_seconds, "round_seconds")
 
     def _live(self) -> bool:
         """Plans take the incremental path (kept jobs): ``incremental`` and no nodes."""
         return self._config.incremental and not self._nodes
 
-    def _sync(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]],
-              capacity: np.ndarray | None = None) -> tuple[str, ...]:
-        """Keep ``jobs`` and ``colocation`` in the kept jobs (validating what changed); their ids in order.
+    def _kept_round(self) -> KeptRound:
+        """The kept jobs, new when there are none or the cluster's GPU types changed."""
+        if self._kept is None or self._kept.gpu_types != tuple(self._gpus):
+            self._kept = KeptRound(tuple(self._gpus))
+        return self._kept
 
-        With ``capacity``, candidate pairs of jobs that can run nowhere are dropped unread (as :meth:`plan` does).
+    def _capacity(self) -> np.ndarray:
+        """GPUs per type, in the cluster's order."""
+        return np.array(list(self._gpus.values()), np.float64)
+
+    def _round_inputs(self, length: float) -> dict[str, Any]:
+        """What :meth:`KeptRound.problem` reads of the engine for a round of ``length`` seconds."""
+        return {"capacity": np.array(list(self._gpus.values())), "deficits": self._deficits, "config": self._config,
+                "length": length}
+
+    def _plan_kept(self, kept: KeptRound, jobs: Sequence[Mapping[str, Any]],
+                   colocation: Sequence[Mapping[str, Any]], ids: Sequence[str], length: float,
+                   read: set[str] | None = None) -> Allocation:
+        """:meth:`plan` of the kept jobs ``ids`` (``jobs``: their objects, in that order).
+
+        ``read``: the ids whose rules' inputs are read again (:meth:`KeptRound.problem`).
         """
-        if isinstance(jobs, (str, bytes, Mapping)) or not isinstance(jobs, Sequence):
-            raise InvalidInputError("jobs", clip(jobs), "must be a list of job objects")
-        if isinstance(colocation, (str, bytes, Mapping)) or not isinstance(colocation, Sequence):
-            raise InvalidInputError("colocation", clip(colocation), "must be a list")
-        types = tuple(self._gpus)
-        if self._kept_jobs is None or self._kept_jobs.gpu_types != types:
-            self._kept_jobs = KeptJobs(types)
-        ids = self._kept_jobs.sync(jobs, colocation, ignore=JOB_STATE_KEYS, capacity=capacity)
-        for i, job in enumerate(jobs):
-            if "deficit" in job:
-                raise InvalidInputError(f"jobs[{i}].deficit", job["deficit"],
-                                        "the engine carries deficits itself; leave this key out")
-        return ids
+        held = kept.held(jobs)
+        problem = kept.problem(jobs, ids, held=held, read=read, **self._round_inputs(length))
+        return self._pend(problem, held, jobs, colocation, length)
 
-    def _kept_problem(self, jobs: Sequence[Mapping[str, Any]], ids: Sequence[str], length: float,
-                      held: Mapping[str, float] | None = None, read: set[str] | None = None,
-                      keep: bool = True) -> RoundProblem:
-        """The round of the kept jobs ``ids`` (less ``held``), with deficits, priorities and prices filled in.
-
-        The rules' inputs (``remaining_iterations``, ``done_iterations``, ``age_seconds``) are read from
-        ``jobs`` (in the order of ``ids``); with ``read``, only for those ids, the others as last read (an event:
-        the jobs it did not change are as they were). ``keep=False``: a query, which leaves what was read as it was.
-        """
-        assert self._kept_jobs is not None
-        ruled = not isinstance(self._config.priority, NoPriority)
-        priced = not isinstance(self._config.shortfall_price, NoPrice)
-        cache = self._rule_inputs if keep else {}
-        if read is None and keep:
-            cache = self._rule_inputs = {}
-        for i, jid in enumerate(ids):
-            if read is not None and jid not in read and jid in cache:
-                continue
-            job = jobs[i]
-            _check_rule_keys(job, i, ruled, priced)
-            cache[jid] = (_job_number(job, "remaining_iterations", i, np.inf) if "remaining_iterations" in job
-                          else np.inf,
-                          _job_number(job, "done_iterations", i, 0.0) if "done_iterations" in job else 0.0,
-                          _job_number(job, "age_seconds", i, 0.0) if "age_seconds" in job else 0.0)
-        if read is not None and len(cache) > 2 * max(len(ids), 1024):
-            live = set(ids)
-            cache = self._rule_inputs = {j: v for j, v in cache.items() if j in live}
-        kept_ids = [j for j in ids if not held or j not in held]
-        n = len(kept_ids)
-        inputs = np.array([cache[j] for j in kept_ids], np.float64).reshape(n, 3)
-        remaining, done, age = inputs[:, 0], inputs[:, 1], inputs[:, 2]
-        deficits = self._deficits
-        known = np.array([deficits.get(j, -1.0) for j in kept_ids], np.float64)
+    def _pend(self, problem: RoundProblem, held: Mapping[str, float], jobs: Sequence[Mapping[str, Any]],
+              colocation: Sequence[Mapping[str, Any]], length: float) -> Allocation:
+        """Solve ``problem`` and make it the pending plan (``jobs``, ``colocation``: as given, for :meth:`event`)."""
         cfg = self._config
-        owed = np.where(known >= 0, known, np.minimum(MAX_VALUE, (1.0 - cfg.epsilon) * age / cfg.round_seconds))
-        deficit = np.minimum(MAX_VALUE, owed * cfg.round_seconds / length)
-        problem = self._kept_jobs.problem(kept_ids, np.array(list(self._gpus.values())), deficit, cfg.epsilon,
-                                          cfg.fairness_weight, length)
-        if not (ruled or priced):
-            return problem
-        return self._with_rules(problem, JobHistory(remaining_iterations=remaining, done_iterations=done, age=age),
-                                ruled=ruled, priced=priced)
+        previous = self._binding if self._nodes and cfg.mode != "lp" else None  # only where it applies
+        warm: WarmStart | KeptLP | None = self._warm if cfg.options.warm_start else None
+        if warm is None and cfg.incremental and cfg.mode == "fast":
+            warm = self._kept_lp
+        alloc = allocate(problem, mode=cfg.mode, options=cfg.options, previous_binding=previous, warm=warm)
+        if self._pending is not None:
+            self._log.add(self._pending.allocation, "superseded")
+        self._pending = pending_plan(alloc, problem, held, deficits=self._deficits, config=cfg, seconds=length)
+        self._last_round = (list(jobs), list(colocation))
+        return alloc
 
     def commit(self, allocation: Allocation | None = None, *, progress: Mapping[str, float] | None = None,
                seconds: float | None = None) -> dict[str, float]:
@@ -553,49 +418,20 @@ class Engine:
             ``allocation``: nothing pending or not the pending plan; ``progress.<id>``: a job not in the
             round, or a progress that is not a finite number ``>= 0``. The plan stays pending after an error.
         """
-        alloc = self._pending if allocation is None else allocation
+        plan = self._pending
+        alloc = allocation if allocation is not None or plan is None else plan.allocation
         if alloc is None:
-            last = " (the last plan was already committed)" if self._recent and self._recent[-1][1] == "committed" \
-                else ""
+            last = " (the last plan was already committed)" if self._log.last_committed else ""
             raise InvalidInputError("allocation", None, f"no round planned{last}: call plan() first")
-        if alloc is not self._pending:
-            raise InvalidInputError("allocation", _describe(alloc), self._why_not_pending(alloc))
-        if alloc.status == Status.NO_SOLUTION:
-            rho = dict.fromkeys(alloc.job_ids, 0.0)
-        else:
-            rho = {j: float(alloc.jobs.progress[i]) for i, j in enumerate(alloc.job_ids)}
-        rho.update(dict.fromkeys(self._pending_held, 0.0))  # jobs that could run nowhere got nothing
-        if progress is not None and not isinstance(progress, Mapping):
-            raise InvalidInputError("progress", clip(progress), "must be a mapping of job id -> progress")
-        for jid, r in (progress or {}).items():
-            if jid not in rho:
-                raise InvalidInputError(f"progress.{jid}", clip(r), "not a job of this round")
-            value = as_real(r)
-            if value is None or value < 0:
-                raise InvalidInputError(f"progress.{jid}", clip(r), "must be a finite number >= 0")
-            rho[jid] = value
-        fraction = self._pending_fraction
-        if seconds is not None:
-            value = as_real(seconds)
-            if value is None or not 0 < value <= MAX_SECONDS:
-                raise InvalidInputError("seconds", clip(seconds),
-                                        f"must be a number of seconds in (0, {MAX_SECONDS:.0f}]")
-            fraction = value / self._config.round_seconds
-        ids = list(rho)
-        # what each job owed when the plan was made (a newcomer's wait included), in units of the part of a round
-        # that ran
-        owed = np.array([self._pending_owed.get(j, 0.0) for j in ids])
-        start = np.minimum(MAX_VALUE, owed / fraction)
-        nxt = fraction * next_deficit(start, self._pending_epsilon, np.array([rho[j] for j in ids]))
-        new = dict(zip(ids, nxt.tolist()))
-        self._deficits = new
+        if plan is None or alloc is not plan.allocation:
+            raise InvalidInputError("allocation", describe(alloc), self._log.why_not_pending(alloc))
+        self._deficits = settle(plan, progress=progress, seconds=seconds, round_seconds=self._config.round_seconds)
         self._round_index += 1
         self._pending = None
-        self._pending_held = []
-        self._recent.append((alloc, "committed"))
+        self._log.add(alloc, "committed")
         if alloc.binding is not None:
             self._binding = alloc.binding
-        return dict(new)
+        return dict(self._deficits)
 
     def event(self, *, seconds: float, arrived: Sequence[Mapping[str, Any]] = (), departed: Sequence[str] = (),
               changed: Sequence[Mapping[str, Any]] = (), colocation: Sequence[Mapping[str, Any]] = (),
@@ -607,10 +443,9 @@ class Engine:
         jobs of the last plan, less ``departed`` (ids), plus ``arrived`` (job objects as for :meth:`plan`) and
         the candidate pairs of the last plan that name no departed job, plus ``colocation``. ``changed``: new
         objects for jobs of the last plan (matched by ``id``; e.g. with ``remaining_iterations`` counted down).
-        Each job's
-        ``current`` placement is set from the committed plan (where it runs now; a job the plan left out is not
-        running), so that a move must be worth the job's ``restart_seconds``. ``gpus``: the cluster after the
-        event, if it changed (a node lost or added; as assigning :attr:`gpus`).
+        Each job's ``current`` placement is set from the committed plan (where it runs now; a job the plan left
+        out is not running), so that a move must be worth the job's ``restart_seconds``. ``gpus``: the cluster
+        after the event, if it changed (a node lost or added; as assigning :attr:`gpus`).
 
         With ``incremental=True`` only the arrived jobs, the new pairs and the jobs whose placement changed are
         validated, and in mode ``fast`` the kept LP is changed rather than built again.
@@ -625,95 +460,28 @@ class Engine:
         if self._pending is None or self._last_round is None:
             raise InvalidInputError("event", None, "no plan pending: an event re-plans the pending plan's round; "
                                     "call plan() first")
-        length = self._pending_seconds
-        value = as_real(seconds)
-        if value is None or not 0 < value < length:
-            raise InvalidInputError("seconds", clip(seconds), f"must be a number of seconds in (0, {length:g}), the "
-                                    "time the pending plan ran (at its end, commit() and plan() the next round)")
-        if isinstance(departed, (str, bytes)) or not isinstance(departed, Sequence):
-            raise InvalidInputError("departed", clip(departed), "must be a list of job ids")
-        jobs, pairs = self._last_round
-        known = {j.get("id") for j in jobs}
-        for k, jid in enumerate(departed):
-            if jid not in known:
-                raise InvalidInputError(f"departed[{k}]", clip(jid), "not a job of the last plan")
-        for what, given in (("arrived", arrived), ("changed", changed)):
-            if isinstance(given, (str, bytes, Mapping)) or not isinstance(given, Sequence):
-                raise InvalidInputError(what, clip(given), "must be a list of job objects")
-        replace_by: dict[str, Mapping[str, Any]] = {}
-        for k, job in enumerate(changed):
-            name: Any = job.get("id") if isinstance(job, Mapping) else None
-            if name not in known or name in departed:
-                raise InvalidInputError(f"changed[{k}].id", clip(name), "not a job of the last plan")
-            replace_by[name] = job
-        if isinstance(colocation, (str, bytes, Mapping)) or not isinstance(colocation, Sequence):
-            raise InvalidInputError("colocation", clip(colocation), "must be a list")
-        new_cluster = None if gpus is None else Cluster.of_counts(gpus, "gpus").with_nodes(self._nodes, "gpus")
-        alloc = self._pending
-        where: dict[str, dict[str, str]] = {}
-        for p in alloc.placements:
-            if len(p.jobs) == 2:
-                where[p.jobs[0]] = {"gpu": p.gpu, "partner": p.jobs[1]}
-                where[p.jobs[1]] = {"gpu": p.gpu, "partner": p.jobs[0]}
-            else:
-                for name in p.jobs:
-                    where[name] = {"gpu": p.gpu}
-        gone = set(departed)
-        now: list[Mapping[str, Any]] = []
-        placed: dict[str, Any] = {}
-        for job in jobs:
-            key: Any = job.get("id")
-            if key in gone:
-                continue
-            job = replace_by.get(key, job)
-            cur = where.get(key)
-            if cur is not None and cur.get("partner") in gone:
-                cur = {"gpu": cur["gpu"]}
-            if job.get("current") != cur:
-                job = {k: v for k, v in job.items() if k != "current"}
-                if cur is not None:
-                    job["current"] = cur
-                if key not in replace_by:
-                    placed[key] = cur
-            now.append(job)
-        now.extend(_with_current(j, None) for j in arrived)  # a job that arrives is not running yet
-        cols = [c for c in pairs if not any(j in gone for j in c.get("jobs", ()))] + list(colocation)
-        rest = length - value
-        new_gpus = self._gpus if new_cluster is None else new_cluster.by_type()
-        kept = self._kept_jobs if self._live() else None
-        if kept is not None and tuple(new_gpus) == kept.gpu_types:
-            for name, objs in (("arrived", arrived), ("changed", changed)):
-                for k, job in enumerate(objs):
-                    if isinstance(job, Mapping) and "deficit" in job:
-                        raise InvalidInputError(f"{name}[{k}].deficit", job["deficit"],
-                                                "the engine carries deficits itself; leave this key out")
+        ev = event_round(self._pending.allocation, self._pending.seconds, *self._last_round, seconds=seconds,
+                         arrived=arrived, departed=departed, changed=changed, colocation=colocation)
+        cluster = self._cluster if gpus is None else Cluster.of_counts(gpus, "gpus").with_nodes(self._nodes, "gpus")
+        kept = self._kept if self._live() else None
+        if kept is not None and cluster.gpu_types == kept.gpu_types:
             # only the event's jobs and pairs are validated (staged, so that nothing changes if one is wrong)
-            ids = kept.apply(departed=list(gone), arrived=[_with_current(j, None) for j in arrived],
-                             changed=[j for j in now if j.get("id") in replace_by], placed=placed,
-                             colocation=colocation, ignore=JOB_STATE_KEYS,
-                             capacity=np.array(list(new_gpus.values()), np.float64))
-            self.commit(alloc, progress=progress, seconds=value)
+            for field, objs in (("arrived", arrived), ("changed", changed)):
+                refuse_deficits(objs, field)
+                check_rule_inputs(objs, field, self._config)
+            ids = kept.apply(departed=list(ev.departed), arrived=ev.arrived, changed=ev.changed, placed=ev.placed,
+                             colocation=colocation, capacity=np.array(cluster.capacity, np.float64))
+            self.commit(progress=progress, seconds=ev.ran)
             kept.accept()
-            self._set_cluster(new_cluster or self._cluster)
-            read = {str(j.get("id")) for j in changed} | {str(j.get("id")) for j in arrived}
-            return self._plan_kept(now, cols, ids, rest, read)
-        if gpus is None:  # the full path: the new round is checked before anything is committed
-            self.problem(now, cols, round_seconds=rest)
-        self.commit(alloc, progress=progress, seconds=value)
-        self._set_cluster(new_cluster or self._cluster)
-        return self.plan(now, cols, round_seconds=rest)
-
-    def _why_not_pending(self, alloc: object) -> str:
-        if not isinstance(alloc, Allocation):
-            return "must be the Allocation the last plan() returned"
-        for seen, what in reversed(self._recent):
-            if seen is alloc:
-                if what == "committed":
-                    return "already committed (each plan counts once; plan the next round first)"
-                return ("an older plan: plan() was called again after it; commit the newest plan, with the "
-                        "progress actually delivered as progress=")
-        return ("not the pending plan of this engine (commit the allocation its last plan() returned, with "
-                "the progress actually delivered as progress=)")
+            self._set_cluster(cluster)
+            return self._plan_kept(kept, ev.jobs, ev.colocation, ids, ev.rest, ev.read)
+        # the full path: the new round, on the new cluster, is checked before anything is committed
+        held = cannot_run(ev.jobs, cluster.by_type())
+        round_of_jobs(*without(ev.jobs, ev.colocation, held), cluster=cluster, deficits=self._deficits,
+                      config=self._config, length=ev.rest)
+        self.commit(progress=progress, seconds=ev.ran)
+        self._set_cluster(cluster)
+        return self.plan(ev.jobs, ev.colocation, round_seconds=ev.rest)
 
     def step(self, jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]] = ()) -> Allocation:
         """:meth:`plan` and :meth:`commit` as planned, in one call."""
@@ -811,81 +579,3 @@ class Engine:
             not a valid state. The message names the field (``state`` for the file as a whole) and the path.
         """
         return cls._restore(load_state(path, priority=priority, shortfall_price=shortfall_price))
-
-
-# ---------------------------------------------------------------------------------------------- helpers
-def _check_rule_keys(job: Mapping[str, Any], i: int, ruled: bool, priced: bool) -> None:
-    """Refuse a ``priority`` (``shortfall_price``) key in ``jobs[i]`` when the engine's rule computes it."""
-    if ruled and "priority" in job:
-        raise InvalidInputError(f"jobs[{i}].priority", clip(job["priority"]),
-                                "the engine's priority rule computes priorities; leave this key out "
-                                "or use Engine(..., priority='none')")
-    if priced and "shortfall_price" in job:
-        raise InvalidInputError(f"jobs[{i}].shortfall_price", clip(job["shortfall_price"]),
-                                "the engine's shortfall-price rule computes prices; leave this key out "
-                                "or use Engine(..., shortfall_price='none')")
-
-
-def _with_current(job: Mapping[str, Any], cur: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    """``job`` with its ``current`` placement ``cur`` (``None``: not running); ``job`` itself if it has it."""
-    if not isinstance(job, Mapping) or job.get("current") == cur:
-        return job
-    out = {k: v for k, v in job.items() if k != "current"}
-    if cur is not None:
-        out["current"] = cur
-    return out
-
-
-def _cannot_run(jobs: Sequence[Mapping[str, Any]], gpus: Mapping[str, int]) -> dict[str, float]:
-    """Id -> ``age_seconds`` of the well-formed jobs that can run on no GPU of ``gpus`` this round.
-
-    Only jobs whose every field this reads is well formed count (a string id, a positive ``scale``, a
-    throughput object of numbers on known types): anything else stays in the round, whose checks name it.
-    """
-    out: dict[str, float] = {}
-    ids = Counter(job.get("id") for job in jobs if isinstance(job, Mapping) and isinstance(job.get("id"), str))
-    for job in jobs:
-        if not isinstance(job, Mapping) or ids[job.get("id")] != 1:  # a repeated id is the round's error
-            continue
-        jid, scale, tput = job.get("id"), as_real(job.get("scale")), job.get("throughput")
-        if not isinstance(jid, str) or scale is None or scale <= 0 or not isinstance(tput, Mapping):
-            continue
-        values = {g: as_real(v) for g, v in tput.items()}
-        if not values or any(v is None or v < 0 or g not in gpus for g, v in values.items()):
-            continue
-        need = max(1.0, scale)
-        if any(v and gpus[g] >= need for g, v in values.items()):
-            continue
-        age = as_real(job.get("age_seconds", 0.0))
-        out[jid] = age if age is not None and age >= 0 else 0.0
-    return out
-
-
-def _without(jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mapping[str, Any]],
-             held: Mapping[str, float]) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
-    """``jobs`` and ``colocation`` without the ``held`` jobs and the candidates that name one of them."""
-    kept = [j for j in jobs if not (isinstance(j, Mapping) and j.get("id") in held)]
-    pairs = [c for c in colocation if not (isinstance(c, Mapping) and isinstance(c.get("jobs"), (list, tuple))
-                                           and any(isinstance(i, str) and i in held for i in c["jobs"]))]
-    return kept, pairs
-
-
-def _describe(alloc: object) -> str:
-    if isinstance(alloc, Allocation):
-        return f"<Allocation of {len(alloc.job_ids)} jobs, status {alloc.status}>"
-    return type(alloc).__name__
-
-
-# ---------------------------------------------------------------------------------------------- files
-def _job_number(job: Mapping[str, Any], key: str, i: int, default: float) -> float:
-    """A non-negative number of a job object (``remaining_iterations`` may be ``inf``: unknown)."""
-    if key not in job or job[key] is None:
-        return default
-    v = job[key]
-    number = isinstance(v, (int, float)) and not isinstance(v, bool)
-    finite_ok = number and (is_real(v) or (key == "remaining_iterations" and v == float("inf")))
-    if not (finite_ok and v >= 0):
-        raise InvalidInputError(f"jobs[{i}].{key}", clip(v), "must be a number >= 0")
-    return float(v)
-
-

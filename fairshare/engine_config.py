@@ -8,9 +8,10 @@ settings and are not here.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 from fairshare._validate import clip
 from fairshare.engine_state import (
@@ -28,7 +29,7 @@ from fairshare.priority import PriorityRule, priority_rule
 from fairshare.running import DEFAULT_ROUND_SECONDS
 from fairshare.shortfall_price import ShortfallPriceRule, price_rule
 
-__all__ = ["EngineConfig"]
+__all__ = ["EngineConfig", "Setting"]
 
 
 @dataclass(frozen=True, init=False)
@@ -96,3 +97,41 @@ class EngineConfig:
         if not isinstance(incremental, bool):
             raise InvalidInputError("incremental", clip(incremental), "must be True or False")
         set_(self, "incremental", incremental)
+
+
+_T = TypeVar("_T")
+
+
+class _Configured(Protocol):
+    """An object with a replaceable :class:`EngineConfig` (an engine)."""
+
+    config: EngineConfig
+
+
+class Setting(Generic[_T]):
+    """A setting of an engine that reads one field of its ``config``.
+
+    Assigning a value replaces the config with a new one, checked by :class:`EngineConfig`
+    (``engine.epsilon = 0.2``).
+    """
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+        self._name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, engine: None, owner: type | None = None) -> Setting[_T]: ...
+    @overload
+    def __get__(self, engine: _Configured, owner: type | None = None) -> _T: ...
+
+    def __get__(self, engine: _Configured | None, owner: type | None = None) -> _T | Setting[_T]:
+        if engine is None:
+            return self
+        value: _T = getattr(engine.config, self._name)
+        return value
+
+    def __set__(self, engine: _Configured, value: Any) -> None:
+        engine.config = dataclasses.replace(engine.config, **{self._name: value})

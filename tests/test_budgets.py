@@ -26,7 +26,6 @@ FUNCTIONS: dict[tuple[str, str, str], int] = {
     ("C901", "fairshare/cli/simulate.py", "_run"): 18,
     ("C901", "fairshare/documents.py", "round_problem_from_dict"): 29,
     ("PLR0913", "fairshare/engine.py", "Engine.__init__"): 12,
-    ("C901", "fairshare/engine.py", "Engine.event"): 25,
     ("C901", "fairshare/kept_jobs.py", "KeptJobs.apply"): 18,
     ("PLR0913", "fairshare/kube/plan.py", "plan_snapshot"): 11,
     ("C901", "fairshare/kube/plan.py", "_decide"): 16,
@@ -56,7 +55,6 @@ FUNCTIONS: dict[tuple[str, str, str], int] = {
 
 # module path -> today's line count.
 MODULES: dict[str, int] = {
-    "fairshare/engine.py": 891,
     "fairshare/methods/warm.py": 616,
     "fairshare/sim/metrics.py": 671,
     "fairshare/sim/traces.py": 721,

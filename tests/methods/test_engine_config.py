@@ -55,9 +55,9 @@ def test_turning_incremental_off_drops_what_was_kept():
     engine = Engine({"V100": 2})
     jobs = [{"id": "a", "scale": 1, "throughput": {"V100": 1.0}}, {"id": "b", "scale": 1, "throughput": {"V100": 2.0}}]
     engine.step(jobs)
-    assert engine.incremental and engine._kept_jobs is not None
+    assert engine.incremental and engine._kept is not None
     engine.incremental = False
-    assert engine._kept_jobs is None and not engine.config.incremental
+    assert engine._kept is None and not engine.config.incremental
 
 
 @settings(max_examples=25)

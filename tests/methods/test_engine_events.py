@@ -1,87 +1,78 @@
-"""The engine at events (spec section 11): parts of a round, running jobs, newcomers' waits, price rules."""
+"""The rest of a round after an event: who stays, where each runs now, and the event's arguments checked."""
 
-import numpy as np
+from __future__ import annotations
+
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
-from fairshare import Engine
+from fairshare import allocate
+from fairshare.engine_events import event_round, with_current
 from fairshare.errors import InvalidInputError
+from fairshare.problem import RoundProblem
 
-JOBS = [{"id": "a", "scale": 1, "throughput": {"V100": 2.0, "K80": 1.0}},
-        {"id": "b", "scale": 1, "throughput": {"V100": 2.0, "K80": 1.0}},
-        {"id": "c", "scale": 1, "throughput": {"V100": 2.0, "K80": 1.0}}]
-
-
-def test_a_newcomer_is_owed_the_time_it_waited():
-    eng = Engine({"V100": 1, "K80": 0}, mode="exact", priority="none", round_seconds=100.0, epsilon=0.2)
-    p = eng.problem([{**JOBS[0], "age_seconds": 50.0}, JOBS[1]])
-    assert p.deficit.tolist() == pytest.approx([0.8 * 0.5, 0.0])
-    # a job the engine knows keeps its own deficit whatever its age
-    eng = Engine({"V100": 1, "K80": 0}, mode="exact", priority="none", deficits={"a": 0.1}, round_seconds=100.0)
-    assert eng.problem([{**JOBS[0], "age_seconds": 500.0}]).deficit.tolist() == [0.1]
+JOBS = [{"id": "a", "scale": 1, "throughput": {"V100": 2.0}},
+        {"id": "b", "scale": 1, "throughput": {"V100": 1.0}},
+        {"id": "c", "scale": 1, "throughput": {"V100": 1.5}},
+        {"id": "d", "scale": 2, "throughput": {"V100": 0.5}}]  # a slow gang of the whole cluster
+PAIRS = [{"jobs": ["a", "b"], "gpu": "V100", "throughput": [2.0, 1.0]}]  # sharing costs nothing
 
 
-@given(st.floats(0.05, 0.95), st.lists(st.floats(0.0, 3.0), min_size=3, max_size=3),
-       st.lists(st.floats(0.0, 2.0), min_size=3, max_size=3))
-def test_two_parts_of_a_round_with_the_same_progress_carry_what_one_round_does(part, deficits, rho):
-    gpus = {"V100": 1, "K80": 1}
-    start = dict(zip("abc", deficits))
-    progress = dict(zip("abc", rho))
-    whole = Engine(gpus, mode="exact", priority="none", deficits=start)
-    whole.commit(whole.plan(JOBS), progress=progress)
-    split = Engine(gpus, mode="exact", priority="none", deficits=start)
-    split.commit(split.plan(JOBS, round_seconds=360.0 * part), progress=progress)
-    split.commit(split.plan(JOBS, round_seconds=360.0 * (1 - part)), progress=progress)
-    got, want = split.deficits, whole.deficits
-    assert all(v >= 0 for v in got.values())
-    for j in "abc":
-        assert got[j] == pytest.approx(want[j], rel=1e-9, abs=1e-9)
+@pytest.fixture(scope="module")
+def plan():
+    """a and b share a GPU, c runs alone, d waits (two V100s)."""
+    alloc = allocate(RoundProblem.from_dict({"gpus": {"V100": 2}, "jobs": JOBS, "colocation": PAIRS}), mode="exact")
+    where = {j: p for p in alloc.placements for j in p.jobs}
+    assert where["a"].jobs == ("a", "b") and where["c"].jobs == ("c",) and "d" not in where
+    return alloc
 
 
-def test_a_plan_cut_short_counts_only_the_time_it_ran():
-    eng = Engine({"V100": 1, "K80": 0}, mode="exact", priority="none")
-    alloc = eng.plan(JOBS[:2])
-    waiting = next(j for j in alloc.job_ids if not alloc.jobs.placed[alloc.job_ids.index(j)])
-    deficits = eng.commit(alloc, seconds=90.0)
-    assert deficits[waiting] == pytest.approx(0.25)  # a quarter of a round unserved
-    with pytest.raises(InvalidInputError, match="`seconds`"):
-        eng.commit(eng.plan(JOBS[:2]), seconds=0)
+def test_the_rest_of_the_round(plan) -> None:
+    new = {"id": "e", "scale": 1, "throughput": {"V100": 1.0}, "current": {"gpu": "V100"}}
+    changed = {"id": "c", "scale": 1, "throughput": {"V100": 3.0}}
+    ev = event_round(plan, 360.0, JOBS, PAIRS, seconds=60.0, arrived=[new], departed=["b"], changed=[changed],
+                     colocation=[])
+    assert (ev.ran, ev.rest) == (60.0, 300.0)
+    assert [j["id"] for j in ev.jobs] == ["a", "c", "d", "e"]
+    by_id = {j["id"]: j for j in ev.jobs}
+    assert by_id["a"]["current"] == {"gpu": "V100"}  # its partner left: it runs alone now
+    assert by_id["c"]["current"] == {"gpu": "V100"} and by_id["c"]["throughput"] == {"V100": 3.0}
+    assert "current" not in by_id["d"] and "current" not in by_id["e"]  # not running; an arrival never is
+    assert ev.colocation == []  # the pair named a departed job
+    assert ev.placed == {"a": {"gpu": "V100"}}  # changed objects carry their own placement
+    assert ev.departed == {"b"} and ev.read == {"c", "e"}
+    assert [j["id"] for j in ev.changed] == ["c"]
+    assert JOBS[0].get("current") is None  # the caller's objects are not modified
 
 
-def test_a_part_of_a_round_states_deficits_in_its_own_units():
-    eng = Engine({"V100": 1, "K80": 0}, mode="exact", priority="none", deficits={"a": 0.5})
-    assert eng.problem(JOBS[:1], round_seconds=180.0).deficit.tolist() == [1.0]
+def test_partners_keep_each_other(plan) -> None:
+    ev = event_round(plan, 360.0, JOBS, PAIRS, seconds=10.0, arrived=[], departed=["d"], changed=[], colocation=[])
+    by_id = {j["id"]: j for j in ev.jobs}
+    assert by_id["a"]["current"] == {"gpu": "V100", "partner": "b"}
+    assert by_id["b"]["current"] == {"gpu": "V100", "partner": "a"}
+    assert ev.colocation == PAIRS
 
 
-def test_a_running_job_is_not_moved_when_its_restart_costs_more_than_the_move_gives():
-    eng = Engine({"V100": 1, "K80": 1}, mode="exact", priority="none", fairness_weight=1.0)
-    running = {**JOBS[0], "current": {"gpu": "K80", "partner": None}, "restart_seconds": 300.0}
-    alloc = eng.plan([running], round_seconds=360.0)
-    assert [p.gpu for p in alloc.placements] == ["K80"] and alloc.jobs.moved.tolist() == [False]
-    alloc = eng.plan([{**running, "restart_seconds": 10.0}])
-    assert [p.gpu for p in alloc.placements] == ["V100"] and alloc.jobs.moved.tolist() == [True]
+@pytest.mark.parametrize(("kwargs", "field"), [
+    ({"seconds": 360.0}, "seconds"),
+    ({"seconds": 0.0}, "seconds"),
+    ({"seconds": "10"}, "seconds"),
+    ({"departed": "a"}, "departed"),
+    ({"departed": ["zz"]}, "departed[0]"),
+    ({"arrived": {"id": "x"}}, "arrived"),
+    ({"changed": [{"id": "zz"}]}, "changed[0].id"),
+    ({"changed": [{"id": "a"}], "departed": ["a"]}, "changed[0].id"),
+    ({"changed": [7]}, "changed[0].id"),
+    ({"colocation": {"jobs": []}}, "colocation"),
+])
+def test_bad_events_are_refused_naming_the_field(plan, kwargs: dict, field: str) -> None:
+    args = {"seconds": 30.0, "arrived": [], "departed": [], "changed": [], "colocation": [], **kwargs}
+    with pytest.raises(InvalidInputError) as err:
+        event_round(plan, 360.0, JOBS, PAIRS, **args)
+    assert err.value.field == field
 
 
-def test_state_keeps_the_price_rule_and_round_length(tmp_path):
-    eng = Engine({"V100": 1}, shortfall_price="finish-time", round_seconds=120.0)
-    eng.save(tmp_path / "s.json")
-    back = Engine.load(tmp_path / "s.json")
-    assert back.round_seconds == 120.0 and back.state()["shortfall_price"] == eng.state()["shortfall_price"]
-    assert back.state()["shortfall_price"]["rule"] == "finish-time"
-    custom = Engine({"V100": 1}, shortfall_price=lambda p, s, t: np.ones(p.num_jobs))
-    with pytest.raises(InvalidInputError, match="shortfall_price"):
-        Engine.from_state(custom.state())
-    with pytest.raises(InvalidInputError, match="round_seconds"):
-        Engine({"V100": 1}, round_seconds=-1)
-
-
-def test_the_price_rule_reads_the_jobs_work():
-    eng = Engine({"V100": 1, "K80": 0}, mode="exact", priority="none", shortfall_price="finish-time")
-    p = eng.problem([{**JOBS[0], "remaining_iterations": 100.0}, {**JOBS[1], "remaining_iterations": 400.0}])
-    assert p.shortfall_price.tolist() == pytest.approx([2.0, 0.5])
-    with pytest.raises(InvalidInputError, match=r"jobs\[0\]\.shortfall_price"):
-        eng.problem([{**JOBS[0], "shortfall_price": 2.0}])
-    # the short job wins the only GPU
-    alloc = eng.plan([{**JOBS[0], "remaining_iterations": 4000.0}, {**JOBS[1], "remaining_iterations": 40.0}])
-    assert [p.jobs for p in alloc.placements] == [("b",)]
+def test_with_current() -> None:
+    job = {"id": "a", "current": {"gpu": "V100"}}
+    assert with_current(job, {"gpu": "V100"}) is job
+    assert with_current(job, None) == {"id": "a"}
+    assert with_current(job, {"gpu": "K80"}) == {"id": "a", "current": {"gpu": "K80"}}
+    assert with_current(5, None) == 5  # not an object: left for the round's checks

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairshare import Engine, allocate
-from fairshare.engine import JOB_STATE_KEYS
+from fairshare.engine_rounds import JOB_STATE_KEYS
 from fairshare.errors import InvalidInputError
 from fairshare.formulation import build_model
 from fairshare.kept_jobs import KeptJobs
@@ -299,3 +299,30 @@ def test_an_event_refuses_two_arrivals_with_one_id() -> None:
         eng.event(seconds=30, arrived=[dict(pool[9], id=pool[0]["id"])])
     assert err.value.field == "arrived[0].id"
     assert eng.round_index == 0
+
+
+@pytest.mark.parametrize("incremental", [True, False])
+@pytest.mark.parametrize("bad", [5, "job", None])
+def test_an_event_refuses_an_arrival_that_is_not_an_object(incremental: bool, bad: object) -> None:
+    gpus, pool, _ = _pool(6, 3)
+    eng = Engine(gpus, incremental=incremental)
+    eng.plan(pool[:4])
+    with pytest.raises(InvalidInputError) as err:
+        eng.event(seconds=30, arrived=[pool[4], bad])
+    assert err.value.field == ("arrived[1]" if incremental else "jobs[5]")
+    assert eng.round_index == 0 and eng.pending_seconds is not None  # nothing committed
+
+
+@pytest.mark.parametrize("incremental", [True, False])
+@pytest.mark.parametrize("gpus", [None, {"V100": 3}, {"V100": 2, "K80": 1}])
+@pytest.mark.parametrize(("bad", "key"), [({"priority": 2.0}, "priority"), ({"age_seconds": -1}, "age_seconds"),
+                                          ({"remaining_iterations": "many"}, "remaining_iterations")])
+def test_an_event_with_a_bad_rule_input_commits_nothing(incremental: bool, gpus: dict | None, bad: dict,
+                                                         key: str) -> None:
+    """The arrived job is refused before the running plan is committed, on every path (a cluster change too)."""
+    eng = Engine({"V100": 2}, incremental=incremental)
+    eng.plan([{"id": "a", "scale": 1, "throughput": {"V100": 1.0}}])
+    with pytest.raises(InvalidInputError) as err:
+        eng.event(seconds=10, arrived=[{"id": "b", "scale": 1, "throughput": {"V100": 1.0}, **bad}], gpus=gpus)
+    assert err.value.field.endswith(f".{key}")
+    assert eng.round_index == 0 and eng.pending_seconds == 360.0 and dict(eng.gpus) == {"V100": 2}
