@@ -16,7 +16,7 @@ count), so its optimum is the lexicographic best; only cases HiGHS proved optima
 
 Usage::
 
-    python benchmarks/bench_binding.py                 # 3 seeds at 8,192 jobs and 400 gap cases (about 2 minutes)
+    python benchmarks/bench_binding.py                 # 3 seeds at 8,192 jobs and 400 gap cases (about 20 s)
     python benchmarks/bench_binding.py --quick         # 512 jobs, 1 seed, 60 gap cases
 """
 

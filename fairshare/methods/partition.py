@@ -103,7 +103,8 @@ class Merged:
         built, so this includes sending them), of waiting for the parts' results after the last was sent, and
         of merging, filling and bounding.
     fallback : str
-        The note of an executor that failed (empty when none did).
+        What fell back: an executor that failed, a repair left out because a part returned no duals (empty
+        when nothing did).
     repair_seconds : float
         Wall time of the boundary repair (module documentation), its parts included.
     repaired : int
@@ -164,7 +165,8 @@ def solve_parts(model: RoundModel, opts: SolveOptions, *, executor: Executor | N
     # count in full); the smallest is kept.
     bound = value_bound(model)
     price = np.zeros(len(model.problem.capacity))
-    if cap_duals and len(cap_duals) == len(parts):
+    with_duals = bool(cap_duals) and len(cap_duals) == len(parts)
+    if with_duals:
         y = np.array(cap_duals)
         weight = np.array(caps, dtype=np.float64)
         mean = (y * weight).sum(axis=0) / np.maximum(weight.sum(axis=0), 1.0)
@@ -173,13 +175,17 @@ def solve_parts(model: RoundModel, opts: SolveOptions, *, executor: Executor | N
         bound = min(bound, at_max, at_mean)
     t3 = time.perf_counter()
     repaired = 0
-    for _ in range(REPAIR_ROUNDS if repair_rounds is None else repair_rounds):
+    rounds = REPAIR_ROUNDS if repair_rounds is None else repair_rounds
+    if rounds and not with_duals:  # the boundary is priced at the parts' duals: without them, no repair
+        rounds = 0
+        fallback = "; ".join(s for s in (fallback, "no repair: a part returned no duals") if s)
+    for _ in range(rounds):
         x, fixed, part_of_job, note = _repair(model, x, part_of_job, job_dual, price, n // max(len(parts), 1),
                                               part_opts, executor, rng)
         repaired += fixed
         fallback = "; ".join(s for s in (fallback, note) if s)
     t4 = time.perf_counter()
-    if cap_duals and len(cap_duals) == len(parts):
+    if with_duals:
         bound = min(bound, tighten_bound(model, job_dual, price))
     bound = max(bound, float(model.value @ x))
     return Merged(x, bound, parts, results, t1 - t0, t2 - t1, time.perf_counter() - t2 - (t4 - t3), fallback,

@@ -3,6 +3,7 @@ with a bound that holds."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -197,3 +198,20 @@ def test_repair_recovers_most_of_what_the_split_cut() -> None:
     assert lp_bound - float(model.value @ repaired.x) < 0.7 * lost
     assert placement_violations(model, repaired.x) == []
     assert lp_bound - 1e-6 * lp_bound <= repaired.bound < 1.001 * lp_bound
+
+
+def test_no_repair_without_every_part_s_duals(monkeypatch) -> None:
+    """The boundary is priced at the parts' duals: a part without them (a fallback, a deadline) skips the repair."""
+    model = build_model(random_round(256, seed=4))
+    run_parts = partition._run_parts
+
+    def first_without_duals(*args):
+        parts, results, note, sent = run_parts(*args)
+        return parts, [dataclasses.replace(results[0], row_dual=None), *results[1:]], note, sent
+
+    monkeypatch.setattr(partition, "_run_parts", first_without_duals)
+    merged = partition.solve_parts(model, SolveOptions(partitions=4), repair_rounds=2)
+    assert merged.repaired == 0 and "no repair" in merged.fallback
+    assert placement_violations(model, merged.x) == []
+    assert merged.bound >= float(model.value @ merged.x)
+    assert "no repair" not in partition.solve_parts(model, SolveOptions(partitions=4), repair_rounds=0).fallback
