@@ -93,11 +93,11 @@ def event_round(plan: Allocation, length: float, jobs: Sequence[Mapping[str, Any
     gone = frozenset(departed)
     now, placed = _rest_of_round(plan, jobs, gone, replace_by)
     came = [with_current(j, None) for j in arrived]  # a job that arrives is not running yet
-    cols = [c for c in pairs if not any(j in gone for j in c.get("jobs", ()))] + list(colocation)
+    cols = [c for c in pairs if gone.isdisjoint(c.get("jobs", ()))] if gone else list(pairs)
     now += came
-    return EventRound(ran=ran, rest=length - ran, jobs=now, colocation=cols, departed=gone, arrived=came,
-                      changed=[j for j in now if isinstance(j, Mapping) and j.get("id") in replace_by],
-                      placed=placed)
+    changed_now = [j for j in now if isinstance(j, Mapping) and j.get("id") in replace_by] if replace_by else []
+    return EventRound(ran=ran, rest=length - ran, jobs=now, colocation=cols + list(colocation), departed=gone,
+                      arrived=came, changed=changed_now, placed=placed)
 
 
 def with_current(job: Mapping[str, Any], cur: Mapping[str, Any] | None) -> Mapping[str, Any]:
