@@ -165,6 +165,7 @@ class Engine:
         self._warm = WarmStart()  # fast with warm_start: what the last plan leaves for the next (not saved)
         self._kept_lp = KeptLP()  # incremental, fast: the last plan's LP, kept in HiGHS (not saved)
         self._kept: KeptRound | None = None  # incremental: the jobs of the last plan, validated (not saved)
+        self._pending_kept: KeptRound | None = None  # the kept jobs the pending plan was made from, if it was
         self._last_round: tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]] | None = None  # for event()
 
     def _set_cluster(self, cluster: Cluster) -> None:
@@ -297,7 +298,9 @@ class Engine:
         """
         length = self._length(round_seconds)
         if self._live():  # a query: on a copy of the kept jobs, which stay as the last plan left them
-            query = self._kept_round().copy()
+            kept = self._kept
+            types = tuple(self._gpus)
+            query = kept.copy() if kept is not None and kept.gpu_types == types else KeptRound(types)
             ids = query.sync(jobs, colocation)
             return query.problem(jobs, ids, **self._round_inputs(length))
         return round_of_jobs(jobs, colocation, cluster=self._cluster, deficits=self._deficits, config=self._config,
@@ -361,9 +364,15 @@ class Engine:
 
         ``read``: the ids whose rules' inputs are read again (:meth:`KeptRound.problem`).
         """
-        held = kept.held(jobs)
-        problem = kept.problem(jobs, ids, held=held, read=read, **self._round_inputs(length))
-        return self._pend(problem, held, jobs, colocation, length)
+        try:
+            held = kept.held(jobs)
+            problem = kept.problem(jobs, ids, held=held, read=read, **self._round_inputs(length))
+            alloc = self._pend(problem, held, jobs, colocation, length)
+        except BaseException:
+            self._kept = None  # it holds the jobs of a plan that was not made: the next plan starts afresh
+            raise
+        self._pending_kept = kept
+        return alloc
 
     def _pend(self, problem: RoundProblem, held: Mapping[str, float], jobs: Sequence[Mapping[str, Any]],
               colocation: Sequence[Mapping[str, Any]], length: float) -> Allocation:
@@ -377,6 +386,7 @@ class Engine:
         if self._pending is not None:
             self._log.add(self._pending.allocation, "superseded")
         self._pending = pending_plan(alloc, problem, held, deficits=self._deficits, config=cfg, seconds=length)
+        self._pending_kept = None  # set by _plan_kept when the plan was made from the kept jobs
         self._last_round = (list(jobs), list(colocation))
         return alloc
 
@@ -463,12 +473,12 @@ class Engine:
         ev = event_round(self._pending.allocation, self._pending.seconds, *self._last_round, seconds=seconds,
                          arrived=arrived, departed=departed, changed=changed, colocation=colocation)
         cluster = self._cluster if gpus is None else Cluster.of_counts(gpus, "gpus").with_nodes(self._nodes, "gpus")
-        kept = self._kept if self._live() else None
+        for field, objs in (("arrived", arrived), ("changed", changed)):
+            refuse_deficits(objs, field)
+            check_rule_inputs(objs, field, self._config)
+        kept = self._kept if self._live() and self._pending_kept is self._kept else None
         if kept is not None and cluster.gpu_types == kept.gpu_types:
             # only the event's jobs and pairs are validated (staged, so that nothing changes if one is wrong)
-            for field, objs in (("arrived", arrived), ("changed", changed)):
-                refuse_deficits(objs, field)
-                check_rule_inputs(objs, field, self._config)
             ids = kept.apply(departed=list(ev.departed), arrived=ev.arrived, changed=ev.changed, placed=ev.placed,
                              colocation=colocation, capacity=np.array(cluster.capacity, np.float64))
             self.commit(progress=progress, seconds=ev.ran)

@@ -66,8 +66,8 @@ def event_round(plan: Allocation, length: float, jobs: Sequence[Mapping[str, Any
     Raises
     ------
     InvalidInputError
-        ``seconds`` not in ``(0, length)``; ``departed[k]`` or ``changed[k].id`` not a job of ``jobs``; an
-        argument that is not a list.
+        ``seconds`` not in ``(0, length)``; ``departed[k]`` or ``changed[k].id`` not a job of ``jobs``;
+        ``arrived[k]`` not an object; an argument that is not a list.
     """
     ran = as_real(seconds)
     if ran is None or not 0 < ran < length:
@@ -82,6 +82,9 @@ def event_round(plan: Allocation, length: float, jobs: Sequence[Mapping[str, Any
     for what, given in (("arrived", arrived), ("changed", changed)):
         if isinstance(given, (str, bytes, Mapping)) or not isinstance(given, Sequence):
             raise InvalidInputError(what, clip(given), "must be a list of job objects")
+    for k, job in enumerate(arrived):
+        if not isinstance(job, Mapping):
+            raise InvalidInputError(f"arrived[{k}]", clip(job), "must be an object")
     replace_by: dict[str, Mapping[str, Any]] = {}
     for k, job in enumerate(changed):
         name: Any = job.get("id") if isinstance(job, Mapping) else None

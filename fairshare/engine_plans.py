@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -62,8 +63,25 @@ def pending_plan(allocation: Allocation, problem: RoundProblem, held: Mapping[st
                  deficits: Mapping[str, float], config: EngineConfig, seconds: float) -> PendingPlan:
     """The pending plan of ``allocation``, solved for ``problem`` (a round of ``seconds``).
 
-    ``held``: id -> ``age_seconds`` of the jobs left out of ``problem`` because they can run nowhere; what they
-    owe is taken from ``deficits`` (or their wait, for a job the engine has not seen) as for the jobs of the round.
+    Parameters
+    ----------
+    allocation : Allocation
+        The plan.
+    problem : RoundProblem
+        The round it solved; its deficits are in units of a round of ``seconds``.
+    held : mapping of str to float
+        Id -> ``age_seconds`` of the jobs left out of ``problem`` because they can run nowhere; what they owe is
+        taken from ``deficits`` (or their wait, for a job the engine has not seen) as for the jobs of the round.
+    deficits : mapping of str to float
+        The engine's carried deficits, in rounds of ``config.round_seconds``.
+    config : EngineConfig
+        The engine's settings (its round length and slack).
+    seconds : float
+        Length of the round planned.
+
+    Returns
+    -------
+    PendingPlan
     """
     fraction = seconds / config.round_seconds
     owed = dict(zip(problem.job_ids, (problem.deficit * fraction).tolist()))
@@ -72,16 +90,29 @@ def pending_plan(allocation: Allocation, problem: RoundProblem, held: Mapping[st
         start = owed_on_arrival(age, config.epsilon, config.round_seconds) if known is None else known
         owed[jid] = min(MAX_VALUE, start / fraction) * fraction
     return PendingPlan(allocation=allocation, seconds=seconds, fraction=fraction, epsilon=problem.epsilon,
-                       owed=owed, held=tuple(held))
+                       owed=MappingProxyType(owed), held=tuple(held))
 
 
 def settle(plan: PendingPlan, *, progress: Mapping[str, float] | None, seconds: float | None,
            round_seconds: float) -> dict[str, float]:
     """The deficits after ``plan`` ran: every job of its round, none other.
 
-    ``progress``: the progress (``rho_j``, finite and ``>= 0``) each listed job actually received; the others
-    as planned (nothing for a plan without a solution or a held job). ``seconds``: how long the plan ran, if
-    cut short (default: its length), with ``round_seconds`` the engine's round length.
+    Parameters
+    ----------
+    plan : PendingPlan
+        The plan that ran.
+    progress : mapping of str to float or None
+        The progress (``rho_j``, finite and ``>= 0``) each listed job actually received; the others as planned
+        (nothing for a plan without a solution or a held job).
+    seconds : float or None
+        How long the plan ran, if cut short (default: its length).
+    round_seconds : float
+        The engine's round length, the unit of the deficits.
+
+    Returns
+    -------
+    dict
+        Job id -> new deficit, ``>= 0``, in rounds of ``round_seconds``.
 
     Raises
     ------

@@ -50,9 +50,31 @@ def round_of_jobs(jobs: Sequence[Mapping[str, Any]], colocation: Sequence[Mappin
                   deficits: Mapping[str, float], config: EngineConfig, length: float) -> RoundProblem:
     """The round of ``jobs`` on ``cluster``, every object validated, with deficits and the rules' values.
 
-    ``deficits``: the carried deficit of each job the engine knows, in rounds of ``config.round_seconds``;
-    ``length``: the seconds of the round planned (the deficits are stated in its units). A ``deficit`` key in a
-    job is refused, and so is a ``priority`` (``shortfall_price``) key when the config's rule computes it.
+    Parameters
+    ----------
+    jobs, colocation : sequence of mapping
+        Job objects and candidate pairs of the round document; a job may also carry the rules' inputs
+        (:data:`JOB_STATE_KEYS`).
+    cluster : Cluster
+        GPUs per type and nodes.
+    deficits : mapping of str to float
+        The carried deficit of each job the engine knows, in rounds of ``config.round_seconds``; a job not in
+        it is owed its wait (:func:`owed_on_arrival`).
+    config : EngineConfig
+        Slack, fairness weight, round length and the rules.
+    length : float
+        Seconds of the round planned: the deficits are stated in its units.
+
+    Returns
+    -------
+    RoundProblem
+
+    Raises
+    ------
+    InvalidInputError
+        As :meth:`RoundProblem.from_dict <fairshare.problem.RoundProblem.from_dict>`, and ``jobs[i].deficit``
+        (the engine owns deficits), ``jobs[i].priority`` / ``jobs[i].shortfall_price`` where the config's rule
+        computes them, ``jobs[i].age_seconds`` (and the other rule inputs) not a number ``>= 0``.
     """
     ruled, priced = _rules_apply(config)
     n = len(jobs)
@@ -117,9 +139,8 @@ class KeptRound:
             raise InvalidInputError("jobs", clip(jobs), "must be a list of job objects")
         if isinstance(colocation, (str, bytes, Mapping)) or not isinstance(colocation, Sequence):
             raise InvalidInputError("colocation", clip(colocation), "must be a list")
-        ids = self.jobs.sync(jobs, colocation, ignore=JOB_STATE_KEYS, capacity=capacity)
         refuse_deficits(jobs, "jobs")
-        return ids
+        return self.jobs.sync(jobs, colocation, ignore=JOB_STATE_KEYS, capacity=capacity)
 
     def apply(self, *, departed: Sequence[str], arrived: Sequence[Mapping[str, Any]],
               changed: Sequence[Mapping[str, Any]], placed: Mapping[str, Any],
@@ -143,10 +164,16 @@ class KeptRound:
 
         ``jobs``: their objects, in the order of ``ids``, from which the rules' inputs are read; with ``read``,
         only for those ids, the others as last read (an event: the jobs it did not change are as they were).
-        ``capacity``, ``deficits``, ``config``, ``length``: as for :func:`round_of_jobs`.
+        ``capacity`` (GPUs per type), ``deficits``, ``config``, ``length``: as for :func:`round_of_jobs`.
+
+        Raises
+        ------
+        InvalidInputError
+            ``jobs[i].priority``, ``jobs[i].shortfall_price`` or a rule input (``jobs[i].age_seconds``), as
+            :func:`round_of_jobs`; the inputs kept are then as before the call.
         """
         ruled, priced = _rules_apply(config)
-        cache = self._inputs if read is not None else {}
+        cache = dict(self._inputs) if read is not None else {}  # assigned once every input was read
         for i, jid in enumerate(ids):
             if read is not None and jid not in read and jid in cache:
                 continue

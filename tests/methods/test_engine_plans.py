@@ -12,7 +12,7 @@ from fairshare.engine_config import EngineConfig
 from fairshare.engine_plans import PlanLog, describe, pending_plan, settle
 from fairshare.errors import InvalidInputError
 from fairshare.fair_share import next_deficit
-from fairshare.problem import RoundProblem
+from fairshare.problem import MAX_VALUE, RoundProblem
 from fairshare.testing.random_rounds import random_round
 
 
@@ -37,7 +37,7 @@ def test_settle_is_the_deficit_update_for_the_part_that_ran(seed, ran, fraction,
     new = settle(plan, progress=delivered, seconds=seconds, round_seconds=config.round_seconds)
     assert list(new) == list(problem.job_ids)  # every job of the round, none other
     start = problem.deficit * fraction  # what each owed, in rounds of the engine's length
-    expect = ran * next_deficit(np.minimum(1e12, start / ran), problem.epsilon, np.array(progress))
+    expect = ran * next_deficit(np.minimum(MAX_VALUE, start / ran), problem.epsilon, np.array(progress))
     np.testing.assert_allclose(list(new.values()), expect, rtol=1e-12, atol=1e-12)
     assert min(new.values()) >= 0
 
