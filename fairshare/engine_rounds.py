@@ -174,11 +174,9 @@ class KeptRound:
         """
         ruled, priced = _rules_apply(config)
         cache = dict(self._inputs) if read is not None else {}  # assigned once every input was read
-        for i, jid in enumerate(ids):
-            if read is not None and jid not in read and jid in cache:
-                continue
-            job = jobs[i]
-            cache[jid] = _rule_inputs(job, i, ruled, priced)
+        todo = range(len(ids)) if read is None else [i for i, jid in enumerate(ids) if jid in read or jid not in cache]
+        values = _inputs_of(jobs, todo, ruled, priced)
+        cache.update(zip([ids[i] for i in todo], map(tuple, values.tolist())))
         if read is not None and len(cache) > 2 * max(len(ids), 1024):
             live = set(ids)
             cache = {j: v for j, v in cache.items() if j in live}
@@ -262,6 +260,36 @@ def _rule_inputs(job: Mapping[str, Any], where: int | str, ruled: bool, priced: 
     _check_rule_keys(job, where, ruled, priced)
     return (job_number(job, "remaining_iterations", where, np.inf), job_number(job, "done_iterations", where, 0.0),
             job_number(job, "age_seconds", where, 0.0))
+
+
+_INPUTS = (("remaining_iterations", np.inf), ("done_iterations", 0.0), ("age_seconds", 0.0))
+
+
+def _inputs_of(jobs: Sequence[Mapping[str, Any]], positions: Sequence[int], ruled: bool, priced: bool) -> np.ndarray:
+    """The rules' inputs of ``jobs[i]`` for ``i`` in ``positions``, shape ``(k, 3)``, checked as one job's are.
+
+    Plain numbers are read and checked as arrays; anything else (a missing or ``None`` value, another type, a
+    value out of range, a rule's own key) takes the per-job path, which raises the first error in job order.
+    """
+    sub = [jobs[i] for i in positions]
+    out = np.empty((len(sub), 3))
+    plain = not ((ruled and any("priority" in j for j in sub)) or (priced and any("shortfall_price" in j for j in sub)))
+    for col, (key, default) in enumerate(_INPUTS):
+        if not plain:
+            break
+        vals = [j.get(key, default) for j in sub]
+        plain = all(type(v) is float or type(v) is int for v in vals)
+        if plain:
+            try:
+                a = np.array(vals, np.float64)
+            except OverflowError:  # an int beyond the float range
+                plain = False
+                break
+            plain = bool(np.all((a >= 0) & (np.isfinite(a) | ((a == np.inf) & (default == np.inf)))))
+            out[:, col] = a
+    if plain:
+        return out
+    return np.array([_rule_inputs(jobs[i], i, ruled, priced) for i in positions], np.float64).reshape(len(sub), 3)
 
 
 def _name(where: int | str) -> str:

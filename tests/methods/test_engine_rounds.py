@@ -11,6 +11,8 @@ from fairshare.cluster import Cluster
 from fairshare.engine_config import EngineConfig
 from fairshare.engine_rounds import (
     KeptRound,
+    _inputs_of,
+    _rule_inputs,
     cannot_run,
     owed_on_arrival,
     refuse_deficits,
@@ -119,3 +121,27 @@ def test_cannot_run_and_without() -> None:
     kept, kept_pairs = without(jobs, pairs, held)
     assert [j["id"] for j in kept] == ["a", "d", "e"]
     assert kept_pairs == pairs[1:]
+
+
+_VALUE = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 10**400), st.none(),
+                   st.booleans(), st.just("7"), st.floats(0, 1e6))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.fixed_dictionaries({}, optional={"remaining_iterations": _VALUE, "done_iterations": _VALUE,
+                                                     "age_seconds": _VALUE, "priority": st.just(1.0)}),
+                min_size=1, max_size=6),
+       st.booleans())
+def test_rule_inputs_read_as_arrays_equal_one_job_at_a_time(jobs: list[dict], ruled: bool) -> None:
+    """The array read of the rules' inputs gives the per-job values, or the same first error."""
+    def one_by_one():
+        return np.array([_rule_inputs(j, i, ruled, False) for i, j in enumerate(jobs)], np.float64)
+
+    try:
+        expect = one_by_one()
+    except InvalidInputError as err:
+        with pytest.raises(InvalidInputError) as got:
+            _inputs_of(jobs, range(len(jobs)), ruled, False)
+        assert (got.value.field, str(got.value)) == (err.field, str(err))
+        return
+    np.testing.assert_array_equal(_inputs_of(jobs, range(len(jobs)), ruled, False), expect)
