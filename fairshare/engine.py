@@ -13,6 +13,12 @@ from the previous round's GPU prices and, when values moved little, its basis (:
 The LP optimum is the cold one; a placement can differ from the cold one only where the LP has several
 optima or the polish runs. The warm state is not saved (a loaded engine's first plan is cold).
 
+The engine holds what lives between calls (settings, cluster, deficits, the pending plan, the last binding,
+and, not saved, the kept jobs and LP); each call checks its arguments and hands the work over: the round a
+plan solves to :mod:`fairshare.engine_rounds` (the full path, or the incremental one of an engine with
+``incremental=True``), the commit's deficit update to :mod:`fairshare.engine_plans`, the rest of a round after
+an event to :mod:`fairshare.engine_events`, the state document to :mod:`fairshare.engine_state`.
+
 Every plan is committed at most once, and only the newest plan can be committed (:meth:`Engine.commit`).
 :meth:`Engine.save` writes the state atomically and durably (see :meth:`Engine.save`), so a scheduler that
 restarts or is killed loses no fairness history; :meth:`Engine.load` accepts exactly the state schema of
