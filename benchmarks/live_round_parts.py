@@ -1,9 +1,10 @@
-"""Where a live engine's round goes, and what HiGHS's dual edge weights do to the kept LP's re-solve.
+"""Where a live engine's round goes, and what HiGHS's options do to the kept LP's re-solve.
 
 Scenario: the ``round`` of :mod:`benchmarks.live_engine` (``n`` active jobs on ``n/2`` GPUs of four types, an
 incremental ``Engine`` with its defaults; each timed call is :meth:`Engine.plan` after the last plan was
-committed and 2 % of the jobs finished and as many arrived). For each variant (HiGHS's
-``simplex_dual_edge_weight_strategy`` for the kept LP: its default, Dantzig, Devex, steepest edge) one engine
+committed and 2 % of the jobs finished and as many arrived). For each variant (HiGHS's options for the kept LP's
+re-solve: the default, three ``simplex_dual_edge_weight_strategy`` rules, ``presolve`` on, the primal simplex and
+the parallel dual simplex) one engine
 runs ``--rounds`` rounds; the variants run in turn, ``--repeats`` times, so that load falls on all alike. Timers
 wrap the parts of a plan: keeping the jobs (``KeptRound.sync``), building the round (``KeptRound.problem``,
 with the kept jobs' arrays, the rules' inputs and the rules), the model (``build_model``), the kept LP
@@ -37,7 +38,9 @@ from live_engine import pool  # noqa: E402 - the scenario of live_engine.py, run
 
 VARIANTS: dict[str, dict[str, Any]] = {"default": {}, "dantzig": {"simplex_dual_edge_weight_strategy": 0},
                                         "devex": {"simplex_dual_edge_weight_strategy": 1},
-                                        "steepest edge": {"simplex_dual_edge_weight_strategy": 2}}
+                                        "steepest edge": {"simplex_dual_edge_weight_strategy": 2},
+                                        "presolve on": {"presolve": "on"}, "primal": {"simplex_strategy": 4},
+                                        "parallel dual": {"simplex_strategy": 2}}
 PARTS = ("plan", "sync", "problem", " rules' inputs", " kept jobs' arrays", " rules", "build_model",
          "KeptLP.solve", " HiGHS run", "from_columns")
 
