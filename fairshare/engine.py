@@ -354,9 +354,9 @@ class Engine:
             self._kept = KeptRound(tuple(self._gpus))
         return self._kept
 
-    def _capacity(self) -> np.ndarray:
-        """GPUs per type, in the cluster's order."""
-        return np.array(list(self._gpus.values()), np.float64)
+    def _capacity(self, cluster: Cluster | None = None) -> np.ndarray:
+        """GPUs per type of ``cluster`` (default: the engine's), in its order, as floats."""
+        return np.array((cluster or self._cluster).capacity, np.float64)
 
     def _round_inputs(self, length: float) -> dict[str, Any]:
         """What :meth:`KeptRound.problem` reads of the engine for a round of ``length`` seconds."""
@@ -486,7 +486,7 @@ class Engine:
         if kept is not None and cluster.gpu_types == kept.gpu_types:
             # only the event's jobs and pairs are validated (staged, so that nothing changes if one is wrong)
             ids = kept.apply(departed=list(ev.departed), arrived=ev.arrived, changed=ev.changed, placed=ev.placed,
-                             colocation=colocation, capacity=np.array(cluster.capacity, np.float64))
+                             colocation=colocation, capacity=self._capacity(cluster))
             self.commit(progress=progress, seconds=ev.ran)
             kept.accept()
             self._set_cluster(cluster)
