@@ -57,7 +57,16 @@ class _Pair:
 
 def _copy(obj: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of a job or pair object deep enough that the caller's later changes do not reach it."""
-    return {k: (dict(v) if isinstance(v, Mapping) else list(v) if isinstance(v, list) else v) for k, v in obj.items()}
+    out = dict(obj)
+    for k, v in out.items():
+        t = type(v)
+        if t is str or t is float or t is int or v is None:
+            continue
+        if t is dict or (t is not list and isinstance(v, Mapping)):
+            out[k] = dict(v)
+        elif isinstance(v, list):
+            out[k] = list(v)
+    return out
 
 
 class KeptJobs:
@@ -277,8 +286,9 @@ class KeptJobs:
         if not fresh:
             return {}
         docs, partners, idle = [], [], []
-        for _, doc, cur in fresh:
-            d = _copy(doc)
+        kept_docs = [_copy(doc) for _, doc, _ in fresh]
+        for (_, _, cur), kept_doc in zip(fresh, kept_docs, strict=True):
+            d = dict(kept_doc)  # changed below only by replacing keys: the kept copy stays as given
             d.pop("deficit", None)
             # a job with every throughput 0 can run nowhere: not an error here, the plan holds it out as it holds
             # out a job whose types have no GPUs now (cannot_run); validated with one throughput of 1
@@ -303,14 +313,17 @@ class KeptJobs:
         gpu = p.running.gpu if p.running is not None else np.full(len(docs), -1)
         restart = p.running.restart_seconds if p.running is not None else np.array(
             [float(d.get("restart_seconds", 0.0)) for d in docs])
-        for k, ((i, doc, cur), partner) in enumerate(zip(fresh, partners, strict=True)):
+        numbers = zip(p.scale.tolist(), p.weight.tolist(), p.priority.tolist(), p.shortfall_price.tolist(),
+                      np.asarray(restart, np.float64).tolist(), np.asarray(gpu).tolist(), strict=True)
+        throughput = np.array(p.throughput, np.float64)
+        throughput[np.asarray(idle, bool)] = 0.0
+        throughput.setflags(write=False)  # each job keeps a row
+        for k, ((i, _, cur), kept_doc, partner, (sc, w, pr, pc, rs, gp)) in enumerate(
+                zip(fresh, kept_docs, partners, numbers, strict=True)):
             if partner is not None and not isinstance(partner, str):
                 raise InvalidInputError(f"{name}[{i}].current.partner", clip(partner), "unknown job (a partner that "
                                         "left the round is no partner: give null)")
-            out[p.job_ids[k]] = _Job(_copy(doc), float(p.scale[k]), float(p.weight[k]), float(p.priority[k]),
-                                     float(p.shortfall_price[k]), float(restart[k]),
-                                     np.zeros(len(self.gpu_types)) if idle[k] else
-                                     np.array(p.throughput[k], np.float64), int(gpu[k]), partner,
+            out[p.job_ids[k]] = _Job(kept_doc, sc, w, pr, pc, rs, throughput[k], int(gp), partner,
                                      dict(cur) if isinstance(cur, Mapping) else cur)
         return out
 
@@ -344,7 +357,8 @@ class KeptJobs:
                 for j in entry["jobs"]:
                     if isinstance(j, str) and j in jobs:
                         names[j] = None
-        job_docs = [{k: v for k, v in jobs[j].doc.items() if k not in ("current", "deficit")} for j in names]
+        # what a pair's checks read of its jobs (the rest of each job was validated when it was kept)
+        job_docs = [{k: jobs[j].doc[k] for k in ("id", "scale", "throughput") if k in jobs[j].doc} for j in names]
         gpus = dict.fromkeys(self.gpu_types, MAX_GPUS)  # capacity is checked per plan (cannot_run)
         try:
             p = round_problem_from_dict({"gpus": gpus, "jobs": job_docs, "colocation": [e for _, e in fresh]})
@@ -352,9 +366,10 @@ class KeptJobs:
             if _JOB_FIELD.match(err.field):  # pragma: no cover - the jobs were validated before
                 raise
             raise _renamed(err, _PAIR_FIELD, "colocation", [i for i, _ in fresh]) from None
-        return [(i, _Pair(_copy(entry), p.job_ids[int(p.pair_jobs[k, 0])], p.job_ids[int(p.pair_jobs[k, 1])],
-                          int(p.pair_gpu[k]), (float(p.pair_throughput[k, 0]), float(p.pair_throughput[k, 1]))))
-                for k, (i, entry) in enumerate(fresh)]
+        ids = p.job_ids
+        return [(i, _Pair(_copy(entry), ids[a], ids[b], g, (ta, tb)))
+                for (i, entry), (a, b), g, (ta, tb) in zip(fresh, p.pair_jobs.tolist(), p.pair_gpu.tolist(),
+                                                          p.pair_throughput.tolist(), strict=True)]
 
 
 def _cannot_run(jobs: Sequence[_Job], ids: Sequence[str], capacity: np.ndarray) -> list[tuple[int, str]]:
