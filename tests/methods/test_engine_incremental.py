@@ -373,3 +373,43 @@ def test_an_event_after_queries_and_refused_plans_keeps_every_job(steps) -> None
     alloc = eng.event(seconds=100, arrived=[C1])
     assert sorted(alloc.job_ids) == ["a", "b", "c"] and [j["id"] for j in eng.last_jobs] == ["a", "b", "c"]
     assert sorted(eng.commit()) == ["a", "b", "c"] and eng.round_index == 2
+
+
+_BAD_PAIRS = ("unknown job", "itself", "scales", "zero throughput", "no such type", "negative", "twice", "key")
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), kind=st.sampled_from(_BAD_PAIRS), where=st.integers(0, 5))
+def test_a_bad_candidate_pair_is_refused_as_the_round_document_refuses_it(seed: int, kind: str,
+                                                                          where: int) -> None:
+    """The kept jobs check a pair against only what they keep of its jobs: the same field and reason."""
+    from fairshare.documents import round_problem_from_dict
+
+    gpus, pool, pairs = _pool(12, seed)
+    pool = [{k: v for k, v in j.items() if k not in STATE} for j in pool]
+    pool[1]["scale"] = 1
+    pool[2]["scale"] = 2
+    g0 = next(iter(gpus))
+    pool[3]["throughput"] = {**dict.fromkeys(gpus, 1.0), g0: 0.0}  # runs anywhere but on g0
+    a, b = pool[0]["id"], pool[1]["id"]
+    bad = {"unknown job": {"jobs": [a, "nobody"], "gpu": g0, "throughput": [1.0, 1.0]},
+           "itself": {"jobs": [a, a], "gpu": g0, "throughput": [1.0, 1.0]},
+           "scales": {"jobs": [b, pool[2]["id"]], "gpu": g0, "throughput": [1.0, 1.0]},
+           "zero throughput": {"jobs": [b, pool[3]["id"]], "gpu": g0, "throughput": [1.0, 1.0]},
+           "no such type": {"jobs": [a, b], "gpu": "TPU", "throughput": [1.0, 1.0]},
+           "negative": {"jobs": [a, b], "gpu": g0, "throughput": [-1.0, 1.0]},
+           "twice": {"jobs": [b, a], "gpu": g0, "throughput": [1.0, 1.0]},
+           "key": {"jobs": [a, b], "gpu": g0, "throughput": [1.0, 1.0], "share": 1}}[kind]
+    pool[0]["scale"] = 1
+    good = [c for c in _pairs(pairs, {j["id"] for j in pool}) if a not in c["jobs"] and b not in c["jobs"]]
+    good = good[:where]
+    if kind == "twice":
+        good.append({"jobs": [a, b], "gpu": g0, "throughput": [1.0, 1.0]})
+    colocation = [*good, bad]
+    with pytest.raises(InvalidInputError) as full:
+        round_problem_from_dict({"gpus": gpus, "jobs": pool, "colocation": colocation})
+    kept = KeptJobs(tuple(gpus))
+    kept.sync(pool, [], STATE)  # the jobs are kept first: the pairs are then checked against the kept copies
+    with pytest.raises(InvalidInputError) as inc:
+        kept.sync(pool, colocation, STATE)
+    assert (inc.value.field, inc.value.reason) == (full.value.field, full.value.reason)
