@@ -25,7 +25,7 @@ HiGHS's tolerances: the kept LP is the same LP). Writes ``live_engine.md`` and `
 Usage::
 
     python benchmarks/live_engine.py --out /tmp/live              # 512, 2,048 and 8,192 jobs
-    python benchmarks/live_engine.py --sizes 2048 16384 --out /tmp/live
+    python benchmarks/live_engine.py --sizes 16384 --rounds 2 --events 4 --name live_engine_16384 --out /tmp/live
     python benchmarks/live_engine.py --quick --out /tmp/live      # 256 jobs, a few calls (smoke test)
 """
 
@@ -149,13 +149,14 @@ def summarise(n: int, out: dict[str, list[tuple[float, ...]]]) -> list[dict[str,
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the sizes, write ``live_engine.md`` and ``.csv``."""
+    """Run the sizes, write ``<name>.md`` and ``.csv`` (``live_engine`` unless ``--name`` says otherwise)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[512, 2048, 8192])
     ap.add_argument("--rounds", type=int, default=4, help="rounds per size (default 4)")
     ap.add_argument("--events", type=int, default=5, help="events per round (default 5)")
     ap.add_argument("--quick", action="store_true", help="256 jobs, 2 rounds of 2 events")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--name", default="live_engine", help="report file stem (default live_engine)")
     args = ap.parse_args(argv)
     sizes, rounds, events = ([256], 2, 2) if args.quick else (args.sizes, args.rounds, args.events)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -165,13 +166,13 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         rows += summarise(n, run(n, rounds, events))
         print(f"[{time.perf_counter() - t0:7.1f} s] {n} jobs done", file=sys.stderr, flush=True)
-    with open(args.out / "live_engine.csv", "w", newline="") as f:
+    with open(args.out / f"{args.name}.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
     lines = ["# Live engine: a round, a warm round and an event plan (incremental engine against full)", "",
              f"`python benchmarks/live_engine.py --sizes {' '.join(map(str, sizes))} --rounds {rounds} "
-             f"--events {events}`; medians of the calls, the three engines timed in turn in one run "
+             f"--events {events}{'' if args.name == 'live_engine' else ' --name ' + args.name}`; medians of the calls, the three engines timed in turn in one run "
              f"({time.gmtime().tm_mday} {time.strftime('%B %Y', time.gmtime())}, load average {load_start:.1f} "
              "at the start and "
              f"{os.getloadavg()[0] if hasattr(os, 'getloadavg') else float('nan'):.1f} at the end on a 2-core "
@@ -183,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"| {r['jobs']:,} | {r['gpus']:,} | {r['call']} | {r['calls']} | {r['incremental_ms']} "
                      f"({r['incremental_p90_ms']}) | {r['full_ms']} ({r['full_p90_ms']}) | {r['ratio']} "
                      f"| {r['priced_ms']} | {r['iterations']} | {r['lp_difference']:.1e} |")
-    (args.out / "live_engine.md").write_text("\n".join(lines) + "\n")
+    (args.out / f"{args.name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 

@@ -3,8 +3,8 @@
 Scenario: the ``round`` of :mod:`benchmarks.live_engine` (``n`` active jobs on ``n/2`` GPUs of four types, an
 incremental ``Engine`` with its defaults; each timed call is :meth:`Engine.plan` after the last plan was
 committed and 2 % of the jobs finished and as many arrived). For each variant (HiGHS's options for the kept LP's
-re-solve: the default, three ``simplex_dual_edge_weight_strategy`` rules, ``presolve`` on, the primal simplex and
-the parallel dual simplex) one engine
+re-solve: the default, three ``simplex_dual_edge_weight_strategy`` rules, ``presolve`` on, the primal simplex,
+the parallel dual simplex, no cost perturbation and row-wise pricing only) one engine
 runs ``--rounds`` rounds; the variants run in turn, ``--repeats`` times, so that load falls on all alike. Timers
 wrap the parts of a plan: keeping the jobs (``KeptRound.sync``), building the round (``KeptRound.problem``,
 with the kept jobs' arrays, the rules' inputs and the rules), the model (``build_model``), the kept LP
@@ -40,7 +40,9 @@ VARIANTS: dict[str, dict[str, Any]] = {"default": {}, "dantzig": {"simplex_dual_
                                         "devex": {"simplex_dual_edge_weight_strategy": 1},
                                         "steepest edge": {"simplex_dual_edge_weight_strategy": 2},
                                         "presolve on": {"presolve": "on"}, "primal": {"simplex_strategy": 4},
-                                        "parallel dual": {"simplex_strategy": 2}}
+                                        "parallel dual": {"simplex_strategy": 2},
+                                        "no cost perturbation": {"dual_simplex_cost_perturbation_multiplier": 0.0},
+                                        "row-wise price": {"simplex_price_strategy": 1}}
 PARTS = ("plan", "sync", "problem", " rules' inputs", " kept jobs' arrays", " rules", "build_model",
          "KeptLP.solve", " HiGHS run", "from_columns")
 
