@@ -55,6 +55,8 @@ SETUPS = {
                        "Alibaba GPU 2023, one week (hours 3000-3168), 1,160 jobs, 24 modern GPUs"),
     "day": TraceSetup("V100=16,P100=16,K80=16", (), 48.0,
                       "SenseTime Helios, one busy day (hours 336-360 of the published cut), 659 jobs, 48 GPUs"),
+    "philly": TraceSetup("V100=240,P100=240,K80=240", ("scale-out",), 72.0,
+                         "Microsoft Philly, one day (hours 1176-1200 of the published cut), 1,043 jobs, 720 GPUs"),
 }
 
 
