@@ -10,6 +10,10 @@ job-hour; then the verdict against the best fair peer on each number) and ``<nam
 Example (the published run, docs/results/fairness_real_traces.md)::
 
     python examples/fairness_real_traces.py --trace week=openb_week.json --trace day=helios_day.json
+
+and the Philly day at a moderate load (docs/results/fairness_philly.md)::
+
+    python examples/fairness_real_traces.py --trace philly=philly_day.json --restarts 30 0 120 --name fairness_philly
 """
 
 from __future__ import annotations

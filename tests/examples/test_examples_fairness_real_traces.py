@@ -39,3 +39,16 @@ def test_the_verdict_applies_the_targets() -> None:
     assert not mod.verdict(rows)["jct"][3]                             # 14.5 % below
     rows["ftf"]["max_rho"] = 1.5
     assert mod.verdict(rows)["max_rho"][1:] == ("ftf", 1.5, False)
+
+
+def test_the_philly_setup_replays_its_16_gpu_gangs(tmp_path: Path) -> None:
+    from fairshare.sim.traces import Trace
+
+    path = tmp_path / "p.json"
+    write_trace(Trace(id=["gang", "one"], arrival=[0.0, 60.0], model=["ResNet-18 (batch size 32)"] * 2,
+                      scale=[16, 1], iterations=[2e4, 2e3]), path)
+    assert mod.SETUPS["philly"].catalog == ("scale-out",)   # gangs beyond 8 GPUs need the derived scales
+    assert mod.main(["--trace", f"philly={path}", "--restarts", "30", "--no-colocation-at", "-1", "--until", "2",
+                     "--policies", "fairshare", "--workers", "1", "--out", str(tmp_path / "o"), "--name", "r"]) == 0
+    rows = {r[0]: r for r in table_rows((tmp_path / "o" / "r.md").read_text(), "policy")}
+    assert rows["fairshare"][8] == "0"                        # both jobs finished: the gang ran
