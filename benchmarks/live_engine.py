@@ -170,9 +170,10 @@ def main(argv: list[str] | None = None) -> int:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
+    name_arg = "" if args.name == "live_engine" else f" --name {args.name}"
     lines = ["# Live engine: a round, a warm round and an event plan (incremental engine against full)", "",
              f"`python benchmarks/live_engine.py --sizes {' '.join(map(str, sizes))} --rounds {rounds} "
-             f"--events {events}{'' if args.name == 'live_engine' else ' --name ' + args.name}`; medians of the calls, the three engines timed in turn in one run "
+             f"--events {events}{name_arg}`; medians of the calls, the three engines timed in turn in one run "
              f"({time.gmtime().tm_mday} {time.strftime('%B %Y', time.gmtime())}, load average {load_start:.1f} "
              "at the start and "
              f"{os.getloadavg()[0] if hasattr(os, 'getloadavg') else float('nan'):.1f} at the end on a 2-core "

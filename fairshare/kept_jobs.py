@@ -23,7 +23,7 @@ from fairshare._validate import clip
 from fairshare.cluster import MAX_GPUS
 from fairshare.documents import CURRENT_KEYS, reject_unknown_keys, round_problem_from_dict
 from fairshare.errors import InvalidInputError
-from fairshare.problem import RoundProblem
+from fairshare.problem import RoundProblem, check_weight_ratio
 from fairshare.running import Running
 
 __all__ = ["KeptJobs"]
@@ -148,7 +148,12 @@ class KeptJobs:
                 found[key] = old_pair
             else:
                 fresh_pairs.append((p, entry))
-        for p, pair in self._validate_pairs(fresh_pairs, jobs_now):
+        try:
+            checked = self._validate_pairs(fresh_pairs, jobs_now)
+        except InvalidInputError:  # a round document reports its jobs' weights before its pairs
+            check_weight_ratio(np.array([jobs_now[j].weight for j in ids]))
+            raise
+        for p, pair in checked:
             found[keys[p]] = pair
         pairs = {key: found[key] for key in keys}
         self._jobs = {j: jobs_now[j] for j in ids}

@@ -43,12 +43,24 @@ from fairshare.errors import InvalidInputError
 from fairshare.packing import share_classes
 from fairshare.running import Running
 
-__all__ = ["MAX_GPUS", "MAX_VALUE", "MAX_WEIGHT_RATIO", "RoundProblem"]
+__all__ = ["MAX_GPUS", "MAX_VALUE", "MAX_WEIGHT_RATIO", "RoundProblem", "check_weight_ratio"]
 
 #: Largest throughput (alone or co-located), deficit and ``fairness_weight``.
 MAX_VALUE = 1e12
 #: Largest ratio between the largest and the smallest weight of a round.
 MAX_WEIGHT_RATIO = 1e12
+
+
+def check_weight_ratio(w: np.ndarray) -> None:
+    """Refuse the weights ``w`` (finite, > 0) of a round's jobs, in order, if they span more than the ratio allowed.
+
+    Raises :class:`~fairshare.errors.InvalidInputError` naming the largest as ``jobs[i].weight`` when it is more
+    than :data:`MAX_WEIGHT_RATIO` times the smallest.
+    """
+    if len(w) and float(w.max()) > MAX_WEIGHT_RATIO * float(w.min()):
+        lo, hi = int(np.argmin(w)), int(np.argmax(w))
+        raise InvalidInputError(f"jobs[{hi}].weight", w[hi].item(), f"more than {_sci(MAX_WEIGHT_RATIO)} times "
+                                f"the smallest weight ({w[lo].item()!r} of jobs[{lo}])")
 
 
 def _sci(x: float) -> str:
@@ -192,10 +204,7 @@ class RoundProblem:
         w = np.ones(N) if weight is None else np.asarray(weight, dtype=np.float64)
         check_shape(w, (N,), "weight")
         check_array(w, w > 0, _job_field("weight"), "must be finite and > 0")
-        if N and float(w.max()) > MAX_WEIGHT_RATIO * float(w.min()):
-            lo, hi = int(np.argmin(w)), int(np.argmax(w))
-            raise InvalidInputError(f"jobs[{hi}].weight", w[hi].item(), f"more than {_sci(MAX_WEIGHT_RATIO)} times "
-                                    f"the smallest weight ({w[lo].item()!r} of jobs[{lo}])")
+        check_weight_ratio(w)
         set_(self, "weight", readonly(w))
 
         d = np.zeros(N) if deficit is None else np.asarray(deficit, dtype=np.float64)
