@@ -149,7 +149,7 @@ class KeptJobs:
             else:
                 fresh_pairs.append((p, entry))
         try:
-            checked = self._validate_pairs(fresh_pairs, jobs_now)
+            checked = self._validate_pairs(fresh_pairs, jobs_now, ids)
         except InvalidInputError:  # a round document reports its jobs' weights before its pairs
             check_weight_ratio(np.array([jobs_now[j].weight for j in ids]))
             raise
@@ -222,14 +222,14 @@ class KeptJobs:
             if len(key) == 4:
                 repeats[key[:3]] = max(repeats.get(key[:3], 0), int(key[3]) + 1)  # type: ignore[call-overload]
         try:
-            checked = self._validate_pairs(recheck, jobs)
+            checked = self._validate_pairs(recheck, jobs, ids)
         except InvalidInputError as err:
             raise InvalidInputError("changed", err.value, "a candidate pair of a changed job no longer holds: "
                                     + err.reason) from None
         added = [(p, e) for p, e in enumerate(colocation)
                  if not (isinstance(e, Mapping) and isinstance(e.get("jobs"), list)
                          and any(isinstance(j, str) and j in skip for j in e["jobs"]))]
-        for p, pair in checked + self._validate_pairs(added, jobs):
+        for p, pair in checked + self._validate_pairs(added, jobs, ids):
             pairs[_pair_key(pair.doc, repeats) or ("event", p, len(pairs))] = pair
         self._staged = (jobs, pairs, len(new_changed) + len(new_arrived) + len(recheck) + len(added),
                         len(placed or {}), nowhere)
@@ -352,8 +352,9 @@ class KeptJobs:
         return _Job(job.doc, job.scale, job.weight, job.priority, job.price, job.restart, job.throughput,
                     self.gpu_types.index(g), partner, dict(cur))
 
-    def _validate_pairs(self, fresh: list[tuple[int, Mapping[str, Any]]],
-                        jobs: Mapping[str, _Job]) -> list[tuple[int, _Pair]]:
+    def _validate_pairs(self, fresh: list[tuple[int, Mapping[str, Any]]], jobs: Mapping[str, _Job],
+                        order: Sequence[str]) -> list[tuple[int, _Pair]]:
+        """``fresh`` pairs checked against the kept ``jobs``; a job's own error names its place in ``order``."""
         if not fresh:
             return []
         names: dict[str, None] = {}
@@ -368,8 +369,11 @@ class KeptJobs:
         try:
             p = round_problem_from_dict({"gpus": gpus, "jobs": job_docs, "colocation": [e for _, e in fresh]})
         except InvalidInputError as err:
-            if _JOB_FIELD.match(err.field):  # pragma: no cover - the jobs were validated before
-                raise
+            m = _JOB_FIELD.match(err.field)
+            if m is not None:  # a job named by a pair fails its own check: its throughput is 0 on every type
+                jid = list(names)[int(m.group(1))]
+                raise InvalidInputError(f"jobs[{list(order).index(jid)}]{err.field[m.end():]}", err.value,
+                                        err.reason) from None
             raise _renamed(err, _PAIR_FIELD, "colocation", [i for i, _ in fresh]) from None
         ids = p.job_ids
         return [(i, _Pair(_copy(entry), ids[a], ids[b], g, (ta, tb)))

@@ -433,3 +433,14 @@ def test_a_weight_out_of_range_is_reported_before_a_bad_pair_as_in_a_round_docum
     with pytest.raises(InvalidInputError) as err:
         eng.plan([c, a, b], [{"jobs": ["b", "a"], "gpu": "V100", "throughput": [0.5, 0.5]}])
     assert err.value.field == "jobs[2].weight" and "times the smallest weight" in err.value.reason
+
+
+@pytest.mark.parametrize("incremental", [False, True])
+def test_a_query_names_a_job_that_can_run_nowhere_by_its_place_in_the_list(incremental: bool) -> None:
+    jobs = [{"id": "x", "scale": 1, "throughput": {"V100": 1.0}},
+            {"id": "b", "scale": 1, "throughput": {"V100": 1.0, "K80": 1.0}},
+            {"id": "a", "scale": 1, "throughput": {"V100": 0.0, "K80": 0.0}}]
+    pairs = [{"jobs": ["a", "b"], "gpu": "K80", "throughput": [0.5, 0.5]}]
+    with pytest.raises(InvalidInputError) as err:
+        Engine({"V100": 8, "K80": 2}, mode="fast", incremental=incremental).problem(jobs, pairs)
+    assert err.value.field == "jobs[2]" and "can run nowhere" in err.value.reason
