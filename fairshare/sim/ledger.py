@@ -174,7 +174,8 @@ class _Ledger:
         """Add what jobs that arrived inside a round did before its end (``starts="idle"``).
 
         Their time in the system counts from arrival with the fair share they had then; a job that started keeps
-        its type as its previous placement (alone), so the next round charges no overhead if it stays there.
+        its type as its previous placement (alone), so the next round charges no new overhead if it stays there,
+        only what is left of its restart when the round ended before the restart was over.
         Each is owed the fair progress of its time in the round that it did not get,
         ``max(0, (1 - epsilon) life / R - (done / R) / Tfair)`` (``carry_deficits``). Returns the jobs that
         finished.
@@ -187,6 +188,9 @@ class _Ledger:
         ran = late.gpu >= 0
         np.add.at(self.received, (i[ran], late.gpu[ran]), late.run_seconds[ran])
         self.prev_key[i[ran]] = np.column_stack([late.gpu[ran], np.full(int(ran.sum()), -1, np.int64)])
+        # a start paid a whole restart from `at`; what the next plan cut short is still owed there if it stays
+        cut = ran & ~late.finished
+        self.restart_left[i[cut]] = np.maximum(0.0, cfg.restart_overhead - (late.stop[cut] - late.at[cut]))
         if cfg.carry_deficits and cfg.wait_is_owed:
             length = cfg.round_length
             self.deficit[i] = np.maximum(0.0, (1.0 - cfg.epsilon) * late.life / length

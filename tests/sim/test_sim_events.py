@@ -186,3 +186,20 @@ def test_a_moved_job_runs_at_its_placements_throughput_and_pays_its_restart_once
     assert alloc.jobs.moved.tolist() == [True]
     assert alloc.jobs.throughput[0] == pytest.approx(10.0 * (1 - 120 / 360))   # reported with the restart taken off
     assert _as_run(alloc, problem).throughput[0] == 10.0                   # run at the V100's own throughput
+
+
+@pytest.mark.parametrize("starts", ["events", "idle"])
+@pytest.mark.parametrize("restart", [30.0, 500.0])
+def test_a_start_between_plans_pays_its_whole_restart_even_when_the_next_plan_comes_first(starts, restart):
+    """A job started on idle GPUs just before a plan keeps paying its restart in that plan if it stays put."""
+    from fairshare.sim.traces import Trace
+
+    # b arrives 10 s before the plan at 360 s (a, alone, holds one of the two GPUs) and starts on the idle one
+    trace = Trace(id=["a", "b"], arrival=[0.0, 350.0], model=["ResNet-18 (batch size 32)"] * 2, scale=[1, 1],
+                  iterations=[1e7, 1e6])
+    res = simulate(trace, {"V100": 2}, "fifo", restart_overhead=restart, round_length=360.0, starts=starts,
+                   event_spacing=360.0, show_progress=False)
+    b = next(j for j in res.jobs if j.id == "b")
+    tau = b.iterations / b.ideal_seconds  # alone on a V100 from its start, never moved
+    assert b.first_start == pytest.approx(350.0)
+    assert b.finish - b.first_start == pytest.approx(restart + b.iterations / tau, rel=1e-9)
