@@ -5,7 +5,9 @@ imported by ``fairshare trace import`` (the files are not shipped: docs/real-tra
 with the simulator's defaults, for each restart overhead of ``--restarts`` (every policy pays it when a job's
 GPUs change) and, at ``--no-colocation-at``, once more without co-location. Writes ``<name>.md`` (per trace
 and setting: every policy's mean JCT, unfair fraction, max rho, mean and p99 queueing delay, moves per
-job-hour; then the verdict against the best fair peer on each number) and ``<name>.csv``.
+job-hour, jobs never started; the queueing delay by job class (one GPU, gangs, gangs that need
+:data:`LONG_GANG_HOURS` or more alone) in the settings every policy ran; then the verdict against the best
+fair peer on each number) and ``<name>.csv``.
 
 Example (the published run, docs/results/fairness_real_traces.md)::
 
@@ -41,6 +43,17 @@ from fairshare.sim.sweep import RunSpec, run_sweep
 
 FAIR_PEERS = ("ftf", "gavel", "gavel-ss", "las", "gandiva-fair")
 POLICIES = ("fairshare", *FAIR_PEERS)
+
+LONG_GANG_HOURS = 8.0
+"""A gang (more than one GPU) that needs at least this many hours alone on its fastest GPU type is a long gang in
+the queueing-delay table by job class."""
+
+#: Queueing-delay classes: (CSV key, column title, which jobs (scale, hours alone) belong).
+DELAY_CLASSES = (
+    ("delay_one_gpu_s", "one GPU or less", lambda s, h: s <= 1),
+    ("delay_gang_s", f"gangs under {LONG_GANG_HOURS:g} h alone", lambda s, h: s > 1 and not h >= LONG_GANG_HOURS),
+    ("delay_long_gang_s", f"gangs of {LONG_GANG_HOURS:g} h alone or more", lambda s, h: s > 1 and h >= LONG_GANG_HOURS),
+)
 
 
 @dataclass(frozen=True)
@@ -119,6 +132,8 @@ def row(result: Any, round_length: float) -> dict[str, Any]:
         for jid in h.jobs:
             first[jid] = min(first.get(jid, math.inf), h.start)
     delay = np.array([first[j.id] - j.arrival for j in result.jobs if j.id in first])
+    horizon = _horizon(result)
+    waited = {j.id: first.get(j.id, horizon) - j.arrival for j in result.jobs}  # never started: up to the horizon
     job_hours = sum(max(0.0, j.active_seconds) for j in result.jobs) / 3600.0
     moves = sum(r.moved_jobs + r.preempted_jobs for r in result.rounds)
     classes = metrics_by_duration_class(result.jobs, result.rounds, round_length)
@@ -128,7 +143,21 @@ def row(result: Any, round_length: float) -> dict[str, Any]:
             "p99_delay_s": float(np.percentile(delay, 99)) if delay.size else math.nan,
             "moves_per_job_hour": moves / job_hours if job_hours else math.nan,
             "short_unfair": short.unfair_fraction if short is not None else math.nan,
-            "unfinished": m.unfinished, "plans": len(result.rounds), "wall_s": result.wall_seconds}
+            "unfinished": m.unfinished, "plans": len(result.rounds), "wall_s": result.wall_seconds,
+            "never_started": sum(j.id not in first for j in result.jobs),
+            **{key: _mean([waited[j.id] for j in result.jobs if member(j.scale, j.ideal_seconds / 3600.0)])
+               for key, _, member in DELAY_CLASSES}}
+
+
+def _horizon(result: Any) -> float:
+    """The time the run stopped: its horizon ``until``, else the end of its last round."""
+    if result.config.until is not None:
+        return float(result.config.until)
+    return max((r.start + r.length for r in result.rounds), default=0.0)
+
+
+def _mean(values: Sequence[float]) -> float:
+    return float(np.mean(values)) if len(values) else math.nan
 
 
 def verdict(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -170,12 +199,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             for r in csv.DictReader(fh):
                 key = (r["trace"], r["setting"])
                 if key in table and r["policy"] not in table[key]:
-                    table[key][r["policy"]] = {k: (int(float(v)) if k in ("unfinished", "plans") else float(v))
-                                               for k, v in r.items() if k not in ("trace", "setting", "policy")}
+                    table[key][r["policy"]] = _csv_row(r)
         for key, rows in table.items():
             table[key] = {p: rows[p] for p in POLICIES if p in rows}
     write_report(args, table, wall)
     return 0
+
+
+CSV_KEYS = ("mean_jct_h", "unfair", "max_rho", "short_unfair", "mean_delay_s", "p99_delay_s", "moves_per_job_hour",
+            "unfinished", "plans", "wall_s", "never_started", *(key for key, _, _ in DELAY_CLASSES))
+"""The CSV's columns after trace, setting and policy."""
+
+COUNTS = ("unfinished", "plans", "never_started")
+
+
+def _csv_row(r: dict[str, str]) -> dict[str, Any]:
+    """A row of an earlier run's CSV as :func:`row` gives it; a column that CSV lacks (older runs) is ``nan``."""
+    out: dict[str, Any] = {}
+    for k in CSV_KEYS:
+        v = r.get(k)
+        v = math.nan if v in (None, "", "nan") else float(v)
+        out[k] = int(v) if k in COUNTS and math.isfinite(v) else v
+    return out
 
 
 def _f(v: float, spec: str) -> str:
@@ -197,14 +242,16 @@ def write_report(args: argparse.Namespace, table: dict[tuple[str, str], dict[str
                 continue
             lines += [f"### {slabel}", "",
                       "| policy | mean JCT (h) | unfair | max rho | unfair under one round | mean delay (s) | "
-                      "p99 delay (s) | moves/job-h | unfinished | plans |",
-                      "|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                      "p99 delay (s) | never started | moves/job-h | unfinished | plans |",
+                      "|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
             for pol, r in rows.items():
                 lines.append(f"| {pol} | {_f(r['mean_jct_h'], '.2f')} | {_f(100 * r['unfair'], '.1f')} % | "
                              f"{_f(r['max_rho'], '.2f')} | {_f(100 * r['short_unfair'], '.1f')} % | "
                              f"{_f(r['mean_delay_s'], '.0f')} | {_f(r['p99_delay_s'], '.0f')} | "
+                             f"{_f(r['never_started'], '.0f')} | "
                              f"{_f(r['moves_per_job_hour'], '.2f')} | {r['unfinished']} | {r['plans']} |")
             lines.append("")
+        lines += _delay_tables(tname, table, args.policies)
     lines += ["## Verdict: fairshare against the best fair peer on each number", "",
               "| trace | setting | unfair: fairshare / best peer | max rho: fairshare / best peer | "
               "mean JCT (h): fairshare / best peer (below) | all three |", "|:---|:---|:---|:---|:---|:---|"]
@@ -222,13 +269,30 @@ def write_report(args: argparse.Namespace, table: dict[tuple[str, str], dict[str
     (args.out / f"{args.name}.md").write_text("\n".join(lines), encoding="utf-8")
     with (args.out / f"{args.name}.csv").open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        keys = ["mean_jct_h", "unfair", "max_rho", "short_unfair", "mean_delay_s", "p99_delay_s",
-                "moves_per_job_hour", "unfinished", "plans", "wall_s"]
-        w.writerow(["trace", "setting", "policy", *keys])
+        w.writerow(["trace", "setting", "policy", *CSV_KEYS])
         for (tname, slabel), rows in table.items():
             for pol, r in rows.items():
-                w.writerow([tname, slabel, pol, *[r[k] for k in keys]])
+                w.writerow([tname, slabel, pol, *[r[k] for k in CSV_KEYS]])
     log(f"wrote {args.out / (args.name + '.md')} and .csv")
+
+
+def _delay_tables(tname: str, table: dict[tuple[str, str], dict[str, dict[str, Any]]],
+                  policies: Sequence[str]) -> list[str]:
+    """The queueing delay by job class of ``tname``'s settings that every policy of ``policies`` ran."""
+    lines: list[str] = []
+    for (t, slabel), rows in table.items():
+        if t != tname or not all(p in rows for p in policies):
+            continue
+        lines += [f"### queueing delay by job class, {slabel}", "",
+                  "Mean time from arrival to first start (s) of every job of the class; a job never started counts "
+                  "its wait up to the horizon (so the mean is a lower bound where jobs were never started).", "",
+                  "| policy | never started | " + " | ".join(title for _, title, _ in DELAY_CLASSES) + " |",
+                  "|:---|" + "---:|" * (1 + len(DELAY_CLASSES))]
+        for pol, r in rows.items():
+            lines.append(f"| {pol} | {_f(r['never_started'], '.0f')} | "
+                         + " | ".join(_f(r[key], '.0f') for key, _, _ in DELAY_CLASSES) + " |")
+        lines.append("")
+    return lines
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """examples/fairness_real_traces.py: its rows are the runs' own metrics, and the verdict applies the targets."""
 
+import math
 from pathlib import Path
 
 import pytest
@@ -51,4 +52,30 @@ def test_the_philly_setup_replays_its_16_gpu_gangs(tmp_path: Path) -> None:
     assert mod.main(["--trace", f"philly={path}", "--restarts", "30", "--no-colocation-at", "-1", "--until", "2",
                      "--policies", "fairshare", "--workers", "1", "--out", str(tmp_path / "o"), "--name", "r"]) == 0
     rows = {r[0]: r for r in table_rows((tmp_path / "o" / "r.md").read_text(), "policy")}
-    assert rows["fairshare"][8] == "0"                        # both jobs finished: the gang ran
+    assert rows["fairshare"][9] == "0"                        # both jobs finished: the gang ran
+    assert rows["fairshare"][7] == "0"                        # and every job started
+
+
+def test_a_job_never_started_is_counted_and_waits_up_to_the_horizon() -> None:
+    from fairshare.sim.traces import Trace
+
+    # one GPU held by a long job from t=0 under fifo: the gang that arrives at 60 s never starts before 1 h
+    trace = Trace(id=["long", "gang"], arrival=[0.0, 60.0], model=["ResNet-18 (batch size 32)"] * 2,
+                  scale=[1, 2], iterations=[1e9, 1e9])
+    res = simulate(trace, "V100=2", "fifo", until=3600.0, record_holds=True, show_progress=False)
+    long_, gang = res.jobs
+    assert gang.ideal_seconds >= mod.LONG_GANG_HOURS * 3600.0 and math.isnan(gang.first_start)
+    r = mod.row(res, res.config.round_length)
+    assert r["never_started"] == 1
+    assert r["delay_long_gang_s"] == pytest.approx(3600.0 - 60.0)   # its wait up to the horizon
+    assert r["delay_one_gpu_s"] == pytest.approx(long_.first_start - long_.arrival)
+    assert math.isnan(r["delay_gang_s"])                              # no short gang in the trace
+    assert r["mean_delay_s"] == pytest.approx(long_.first_start)      # the delay columns: started jobs only
+
+
+def test_rows_of_an_older_csv_lack_the_new_columns(tmp_path: Path) -> None:
+    old = {"mean_jct_h": "1.5", "unfair": "0.1", "max_rho": "2", "short_unfair": "0.2", "mean_delay_s": "10",
+           "p99_delay_s": "20", "moves_per_job_hour": "1", "unfinished": "3", "plans": "40", "wall_s": "9"}
+    r = mod._csv_row(old)
+    assert r["unfinished"] == 3 and r["plans"] == 40 and r["mean_jct_h"] == 1.5
+    assert math.isnan(r["never_started"]) and math.isnan(r["delay_long_gang_s"])
