@@ -255,17 +255,19 @@ def _merge(led: _Ledger, jobs: _JobState, out: RoundOutcome, cfg: SimConfig, arr
         ks = np.array([k for k, _ in mine], dtype=np.int64)
         placed, finished, end_, done = out.placed.copy(), out.finished.copy(), out.end.copy(), out.done.copy()
         run_s, key, life, deficit = out.run_seconds.copy(), out.key.copy(), out.life.copy(), out.deficit.copy()
-        begin = out.begin.copy()
+        begin, restart_left = out.begin.copy(), out.restart_left.copy()
         for k, s in mine:
             placed[k], finished[k], done[k], run_s[k], key[k] = True, s.finished, s.done, s.run_seconds, (s.gpu, -1)
             begin[k] = s.at
+            # it paid a whole restart from `at`; what the plan's end cut short is still owed if it stays put
+            restart_left[k] = 0.0 if s.finished else max(0.0, cfg.restart_overhead - (s.stop - s.at))
             end_[k] = s.stop
             life[k] = s.stop - t0 if s.finished else jobs.plan_length(cfg)
         if cfg.carry_deficits:
             deficit[ks] = partial_deficit(jobs.deficit[ks], cfg.epsilon, done[ks], out.fair_throughput[ks],
                                           jobs.plan_length(cfg), cfg.round_length)
         out = replace(out, placed=placed, finished=finished, end=end_, done=done, run_seconds=run_s, key=key,
-                      begin=begin, life=life, deficit=deficit, busy_gpu_seconds=busy)
+                      begin=begin, life=life, deficit=deficit, busy_gpu_seconds=busy, restart_left=restart_left)
     elif started:  # only jobs that arrived inside the round started
         out = replace(out, busy_gpu_seconds=busy)
     n = len(arriving)

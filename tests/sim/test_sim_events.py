@@ -203,3 +203,21 @@ def test_a_start_between_plans_pays_its_whole_restart_even_when_the_next_plan_co
     tau = b.iterations / b.ideal_seconds  # alone on a V100 from its start, never moved
     assert b.first_start == pytest.approx(350.0)
     assert b.finish - b.first_start == pytest.approx(restart + b.iterations / tau, rel=1e-9)
+
+
+@pytest.mark.parametrize("policy", ["fifo", "gavel"])
+def test_a_waiting_job_started_late_in_a_round_owes_the_rest_of_its_restart_in_the_next(policy):
+    from fairshare.sim.traces import Trace
+
+    model = "ResNet-18 (batch size 32)"
+    alone = simulate(Trace(id=["x"], arrival=[0.0], model=[model], scale=[1], iterations=[1000.0]), {"V100": 1},
+                     "fifo", show_progress=False).jobs[0]
+    tau = 1000.0 / alone.ideal_seconds
+    # one GPU: a runs (restart to 30 s, 310 s of work) and frees it at 340 s; b, planned out of the first round,
+    # starts there, 20 s before the round ends, and keeps the GPU in the next round: it owes 10 s of restart there
+    trace = Trace(id=["a", "b"], arrival=[0.0, 0.0], model=[model] * 2, scale=[1, 1],
+                  iterations=[310 * tau, 100 * tau])
+    res = simulate(trace, {"V100": 1}, policy, restart_overhead=30.0, starts="idle", show_progress=False)
+    a, b = res.jobs
+    assert a.finish == pytest.approx(340.0) and b.first_start == pytest.approx(340.0)
+    assert b.finish == pytest.approx(340.0 + 30.0 + 100.0)
