@@ -33,8 +33,8 @@ class _LateStarts:
     ``gpu`` is the type a job started on (-1: it did not start), ``at`` when it started (``nan``: it did not),
     ``run_seconds`` the seconds it computed,
     ``done`` its iterations, ``finished``/``stop`` whether and when its work ran out, ``life`` its seconds in the
-    system up to the round's end (or its finish) and ``fair_throughput`` its fair share among the jobs present
-    when it arrived.
+    system up to the round's end (or its finish), ``fair_throughput`` its fair share among the jobs present
+    when it arrived and ``restart_left`` the seconds of its restart the round's end cut short.
     """
 
     index: np.ndarray
@@ -46,6 +46,7 @@ class _LateStarts:
     stop: np.ndarray
     life: np.ndarray
     fair_throughput: np.ndarray
+    restart_left: np.ndarray
 
 
 def _plan_holds(plan: _Plan, jobs: _JobState, out: RoundOutcome, size: np.ndarray,
@@ -112,8 +113,9 @@ def _between_rounds(led: _Ledger, jobs: _JobState, plan: _Plan, out: RoundOutcom
 class _Start:
     """A job started between round boundaries.
 
-    Its GPU type, when it started, the seconds it computed, its iterations, whether its work ran out and when
-    it stopped (its finish, or the round's end).
+    Its GPU type, when it started, the seconds it computed, its iterations, whether its work ran out, when
+    it stopped (its finish, or the round's end) and the seconds of its restart that the round's end cut short
+    (owed in the next plan if it stays put).
     """
 
     gpu: int
@@ -122,6 +124,7 @@ class _Start:
     done: float
     finished: bool
     stop: float
+    restart_left: float
 
 
 class _Rows:
@@ -233,7 +236,8 @@ def _start_fitting(led: _Ledger, w: np.ndarray, size: np.ndarray, free: np.ndarr
         finished = need <= avail * (1.0 + 1e-12) + 1e-9 * float(led.work[i]) / tau
         run = min(need, avail) if finished else avail
         stop = now + overhead + run if finished else end
-        started[i] = _Start(g, now, run, remaining if finished else tau * run, finished, stop)
+        started[i] = _Start(g, now, run, remaining if finished else tau * run, finished, stop,
+                            0.0 if finished else max(0.0, overhead - (end - now)))
         free[g] -= size[i]
         if finished and stop < end:
             heapq.heappush(releases, (stop, g, float(size[i])))
@@ -259,8 +263,7 @@ def _merge(led: _Ledger, jobs: _JobState, out: RoundOutcome, cfg: SimConfig, arr
         for k, s in mine:
             placed[k], finished[k], done[k], run_s[k], key[k] = True, s.finished, s.done, s.run_seconds, (s.gpu, -1)
             begin[k] = s.at
-            # it paid a whole restart from `at`; what the plan's end cut short is still owed if it stays put
-            restart_left[k] = 0.0 if s.finished else max(0.0, cfg.restart_overhead - (s.stop - s.at))
+            restart_left[k] = s.restart_left
             end_[k] = s.stop
             life[k] = s.stop - t0 if s.finished else jobs.plan_length(cfg)
         if cfg.carry_deficits:
@@ -273,13 +276,14 @@ def _merge(led: _Ledger, jobs: _JobState, out: RoundOutcome, cfg: SimConfig, arr
     n = len(arriving)
     late = _LateStarts(index=np.asarray(arriving, dtype=np.int64), gpu=np.full(n, -1, np.int64),
                        at=np.full(n, np.nan), run_seconds=np.zeros(n), done=np.zeros(n), finished=np.zeros(n, bool),
-                       stop=np.full(n, end), life=np.zeros(n), fair_throughput=np.zeros(n))
+                       stop=np.full(n, end), life=np.zeros(n), fair_throughput=np.zeros(n),
+                       restart_left=np.zeros(n))
     for m, i in enumerate(arriving.tolist()):
         if i in started:
             s = started[i]
             late.gpu[m], late.run_seconds[m], late.done[m], late.finished[m], late.stop[m] = \
                 s.gpu, s.run_seconds, s.done, s.finished, s.stop
-            late.at[m] = s.at
+            late.at[m], late.restart_left[m] = s.at, s.restart_left
         late.life[m] = late.stop[m] - led.arrival[i]
         late.fair_throughput[m] = fair_at[i]
     return out, late

@@ -188,9 +188,7 @@ class _Ledger:
         ran = late.gpu >= 0
         np.add.at(self.received, (i[ran], late.gpu[ran]), late.run_seconds[ran])
         self.prev_key[i[ran]] = np.column_stack([late.gpu[ran], np.full(int(ran.sum()), -1, np.int64)])
-        # a start paid a whole restart from `at`; what the next plan cut short is still owed there if it stays
-        cut = ran & ~late.finished
-        self.restart_left[i[cut]] = np.maximum(0.0, cfg.restart_overhead - (late.stop[cut] - late.at[cut]))
+        self.restart_left[i[ran]] = late.restart_left[ran]
         if cfg.carry_deficits and cfg.wait_is_owed:
             length = cfg.round_length
             self.deficit[i] = np.maximum(0.0, (1.0 - cfg.epsilon) * late.life / length
